@@ -1,0 +1,220 @@
+'use strict';
+// The spec surface: wait, waitAsync and notify exactly as ECMA-262 defines
+// Atomics.wait / Atomics.waitAsync (DoWait) and Atomics.notify, on top of a
+// binding that does the waiting. Every argument is validated and coerced
+// here, once, in the spec's order, with the spec's error types; the binding
+// receives an integer index in range, the coerced value and a timeout in
+// milliseconds.
+//
+// A factory, so tests can hand it a fake binding.
+
+const { isSharedArrayBuffer } = require('util').types;
+
+// Binding result codes (src/napi/mod.rs `code`).
+const OK = 0;
+const NOT_EQUAL = 1;
+const TIMED_OUT = 2;
+const PENDING = 3;
+
+const kStrings = ['ok', 'not-equal', 'timed-out'];
+
+// %TypedArray%.prototype accessors, taken once: they read internal slots,
+// so a subclass or an own property cannot fake them.
+const TypedArrayPrototype = Object.getPrototypeOf(Int32Array.prototype);
+const uncurry = (fn) => Function.prototype.call.bind(fn);
+const accessor = (name) =>
+  uncurry(Object.getOwnPropertyDescriptor(TypedArrayPrototype, name).get);
+const typedArrayName = accessor(Symbol.toStringTag); // undefined for non-TypedArrays
+const typedArrayBuffer = accessor('buffer');
+const typedArrayLength = accessor('length');
+// Any method that runs ValidateTypedArray throws a TypeError on a detached
+// or out-of-bounds view; `entries` exists on every runtime we support.
+const typedArrayEntries = uncurry(TypedArrayPrototype.entries);
+
+const MAX_SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') {
+    const name = typedArrayName(value);
+    if (name !== undefined) return `a ${name}`;
+    if (value instanceof DataView) return 'a DataView';
+    return 'an object';
+  }
+  if (typeof value === 'symbol') return 'a symbol';
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'string') return JSON.stringify(value.length > 20 ? value.slice(0, 20) + '…' : value);
+  return String(value);
+}
+
+/**
+ * ValidateIntegerTypedArray(typedArray, waitable = true). Returns whether
+ * the buffer is shared; `isBigInt` is reported through the name check.
+ */
+function validateWaitable(typedArray) {
+  // ValidateTypedArray: must be a TypedArray ...
+  const name = typedArrayName(typedArray);
+  if (name === undefined) {
+    throw new TypeError(
+      `The "typedArray" argument must be an Int32Array or BigInt64Array. Received ${describe(typedArray)}`
+    );
+  }
+  // ... neither detached nor out of bounds (only a non-shared buffer can be).
+  const shared = isSharedArrayBuffer(typedArrayBuffer(typedArray));
+  if (!shared) {
+    try {
+      typedArrayEntries(typedArray);
+    } catch (_) {
+      throw new TypeError('The "typedArray" argument is detached or out of bounds');
+    }
+  }
+  // waitable: Int32Array or BigInt64Array only.
+  if (name !== 'Int32Array' && name !== 'BigInt64Array') {
+    throw new TypeError(
+      `The "typedArray" argument must be an Int32Array or BigInt64Array. Received ${describe(typedArray)}`
+    );
+  }
+  return shared;
+}
+
+/** ToIntegerOrInfinity (ToNumber first: a BigInt or Symbol is a TypeError). */
+function toIntegerOrInfinity(value, name) {
+  const number = toNumber(value, name);
+  if (number !== number || number === 0) return 0; // NaN, -0
+  return Math.trunc(number);
+}
+
+/** ValidateAtomicAccess: ToIndex, then the bounds check against `length`. */
+function validateIndex(index, length) {
+  let integer;
+  if (typeof index === 'number' && index >= 0 && index <= MAX_SAFE_INTEGER && index % 1 === 0) {
+    integer = index; // fast path: already an integral index
+  } else {
+    integer = index === undefined ? 0 : toIntegerOrInfinity(index, 'index');
+    if (integer < 0 || integer > MAX_SAFE_INTEGER) {
+      throw new RangeError(`The "index" argument must be an integer from 0 to 2^53-1. Received ${describe(index)}`);
+    }
+  }
+  if (integer >= length) {
+    throw new RangeError(`The "index" argument ${integer} is out of range: the typed array has ${length} elements`);
+  }
+  return integer;
+}
+
+/** ToBigInt64 for BigInt64Array (a Number is a TypeError), ToInt32 otherwise. */
+function coerceValue(value, isBigInt) {
+  // BigInt.asIntN runs ToBigInt on its argument, which is the spec's
+  // ToBigInt64; `value | 0` is ToInt32. Primitives that would throw are
+  // caught first, only to name the argument; objects go through their
+  // ToPrimitive (valueOf, Symbol.toPrimitive) exactly once, as in the spec.
+  if (isBigInt) {
+    if (typeof value === 'number' || value === undefined || value === null || typeof value === 'symbol') {
+      throw new TypeError(`The "value" argument must be a BigInt for a BigInt64Array. Received ${describe(value)}`);
+    }
+    return BigInt.asIntN(64, value);
+  }
+  if (typeof value === 'bigint' || typeof value === 'symbol') {
+    throw new TypeError(`The "value" argument must be a Number for an Int32Array. Received ${describe(value)}`);
+  }
+  return value | 0;
+}
+
+/** ToNumber for an argument named `name`: a BigInt or Symbol is a TypeError. */
+function toNumber(value, name) {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint' || typeof value === 'symbol') {
+    throw new TypeError(`The "${name}" argument must be convertible to a Number. Received ${describe(value)}`);
+  }
+  return +value;
+}
+
+/** ToNumber(timeout); NaN or undefined → +∞, negative → 0. */
+function coerceTimeout(timeout) {
+  if (timeout === undefined) return Infinity;
+  const q = toNumber(timeout, 'timeout');
+  if (q !== q) return Infinity;
+  return q > 0 ? q : 0;
+}
+
+function createAtomics(binding) {
+  /** DoWait steps 1-9, shared by wait and waitAsync. */
+  function prepare(typedArray, index, value, timeout) {
+    const shared = validateWaitable(typedArray);
+    if (!shared) {
+      throw new TypeError('The "typedArray" argument must be backed by a SharedArrayBuffer');
+    }
+    const length = typedArrayLength(typedArray);
+    const i = validateIndex(index, length);
+    const isBigInt = typedArrayName(typedArray) === 'BigInt64Array';
+    const v = coerceValue(value, isBigInt);
+    const t = coerceTimeout(timeout);
+    return { i, v, t };
+  }
+
+  /**
+   * Atomics.waitAsync(typedArray, index, value[, timeout]): never blocks;
+   * returns { async: false, value: 'not-equal' | 'timed-out' } or
+   * { async: true, value: Promise<'ok' | 'timed-out'> }.
+   */
+  function waitAsync(typedArray, index, value, timeout) {
+    const { i, v, t } = prepare(typedArray, index, value, timeout);
+    const result = binding.waitAsync(typedArray, i, v, t);
+    if (typeof result === 'number') {
+      return { async: false, value: kStrings[result] };
+    }
+    return { async: true, value: result };
+  }
+
+  /**
+   * Atomics.wait(typedArray, index, value[, timeout]): blocks the calling
+   * thread (Node's main thread included) until notified or timed out.
+   */
+  function wait(typedArray, index, value, timeout) {
+    const { i, v, t } = prepare(typedArray, index, value, timeout);
+    // The binding blocks in short slices and returns PENDING between them,
+    // so that worker.terminate() can stop this loop.
+    let code = binding.wait(typedArray, i, v, t);
+    while (code === PENDING) code = binding.waitContinue();
+    return kStrings[code];
+  }
+
+  /**
+   * Atomics.notify(typedArray, index[, count]): wakes up to `count` waiters
+   * on the element, oldest first, and returns how many it woke.
+   */
+  function notify(typedArray, index, count) {
+    const shared = validateWaitable(typedArray);
+    const i = validateIndex(index, typedArrayLength(typedArray));
+    let c = Infinity;
+    if (count !== undefined) {
+      c = toIntegerOrInfinity(count, 'count');
+      if (c < 0) c = 0;
+    }
+    if (!shared) return 0;
+    return binding.notify(typedArray, i, c);
+  }
+
+  /** Pending waits of this thread keep its event loop alive (the default). */
+  function ref() {
+    binding.setKeepAlive(true);
+  }
+
+  /** Pending waits of this thread no longer keep its event loop alive. */
+  function unref() {
+    binding.setKeepAlive(false);
+  }
+
+  /**
+   * Test-only: waiters in the registry (on one element, or in all),
+   * this thread's pending async waits, deadlines held by the notifier.
+   */
+  function waitersForTesting(typedArray, index) {
+    const [registry, pending, timers] = binding.countsForTesting(typedArray, index);
+    return { registry, pending, timers };
+  }
+
+  return { waitAsync, wait, notify, ref, unref, waitersForTesting };
+}
+
+module.exports = { createAtomics, OK, NOT_EQUAL, TIMED_OUT };

@@ -1,0 +1,16 @@
+//! atomics-waitasync: `Atomics.wait`, `Atomics.waitAsync` and
+//! `Atomics.notify` for every Node.js release, backed by one process-wide
+//! waiter registry in Rust.
+//!
+//! - [`registry`]: address-keyed FIFO wait queues; pure Rust, no N-API.
+//! - [`parker`]: blocking park/unpark for sync waiters.
+//! - [`timer`]: the notifier thread that owns async deadlines.
+//! - `napi`: the thin unsafe layer: typed arrays to addresses, per-env
+//!   promise settling through one ThreadsafeFunction, env teardown.
+
+pub mod parker;
+pub mod registry;
+pub mod timer;
+
+#[cfg(not(test))]
+mod napi;

@@ -1,0 +1,176 @@
+//! Per-env state: the env's pending async waiters, its TSFN and keep-alive
+//! policy, its current sync waiter, and the cleanup hook that drops all of
+//! them when the env (a worker, or the main thread) goes away.
+//!
+//! The state lives in raw N-API instance data (napi-rs's typed accessor
+//! takes a process-wide mutex on every call) and is only ever touched on
+//! the env's own thread: by calls from JS, by the TSFN's call-js, and by the
+//! cleanup hook.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use napi::sys;
+
+use super::ffi::{check, Failure, NResult};
+use super::resolver::{create_tsfn, EnvShared, Settled};
+use super::REGISTRY;
+use crate::parker::Parker;
+use crate::registry::{BuildAddressHasher, WaiterId};
+
+/// A pending `waitAsync`, owned by its env's thread.
+pub struct Pending {
+  pub deferred: sys::napi_deferred,
+  /// Strong reference to the typed array: its memory must not be freed
+  /// and reused under a live registry key.
+  pub array: sys::napi_ref,
+  pub key: usize,
+  pub deadline: Option<Instant>,
+}
+
+/// The sync `wait` in progress on this thread, kept between slices.
+pub struct SyncWait {
+  pub key: usize,
+  pub id: WaiterId,
+  pub parker: Arc<Parker>,
+  pub deadline: Option<Instant>,
+}
+
+pub struct EnvState {
+  pub env: sys::napi_env,
+  pub shared: Arc<EnvShared>,
+  tsfn: sys::napi_threadsafe_function,
+  pub pending: HashMap<WaiterId, Pending, BuildAddressHasher>,
+  /// Reused buffer for draining the mailbox.
+  pub spare: Vec<(WaiterId, Settled)>,
+  /// False after `unref()`: pending waiters do not keep the env alive.
+  pub keep_alive: bool,
+  /// Whether the TSFN is ref'd right now.
+  refed: bool,
+  pub sync_wait: Option<SyncWait>,
+}
+
+impl EnvState {
+  /// Refs the TSFN while there is something pending and keep-alive is on,
+  /// unrefs it otherwise. Cheap when nothing changes.
+  pub fn update_keep_alive(&mut self) {
+    let want = self.keep_alive && !self.pending.is_empty();
+    if want == self.refed {
+      return;
+    }
+    // SAFETY: on the env's thread, with its live TSFN (the state is freed
+    // together with the TSFN's release, in the cleanup hook).
+    let status = unsafe {
+      if want {
+        sys::napi_ref_threadsafe_function(self.env, self.tsfn)
+      } else {
+        sys::napi_unref_threadsafe_function(self.env, self.tsfn)
+      }
+    };
+    if status == sys::Status::napi_ok {
+      self.refed = want;
+    }
+  }
+}
+
+/// Creates this env's state, its TSFN and its cleanup hook.
+///
+/// # Safety
+/// `env` is the current env, on its own thread, during module init.
+pub unsafe fn init(env: sys::napi_env) -> NResult<()> {
+  let state = Box::into_raw(Box::new(EnvState {
+    env,
+    shared: Arc::new(EnvShared::new(ptr::null_mut())),
+    tsfn: ptr::null_mut(),
+    pending: HashMap::default(),
+    spare: Vec::new(),
+    keep_alive: true,
+    refed: false,
+    sync_wait: None,
+  }));
+  // SAFETY: state is alive until the cleanup hook frees it, which aborts
+  // the TSFN first.
+  let tsfn = match unsafe { create_tsfn(env, state) } {
+    Ok(tsfn) => tsfn,
+    Err(failure) => {
+      // SAFETY: state came from Box::into_raw above and nothing else has it.
+      drop(unsafe { Box::from_raw(state) });
+      return Err(failure);
+    }
+  };
+  // SAFETY: state is a live, exclusively owned allocation.
+  let state_ref = unsafe { &mut *state };
+  state_ref.tsfn = tsfn;
+  state_ref.shared = Arc::new(EnvShared::new(tsfn));
+  // The hook is registered after the TSFN exists, so it runs before
+  // N-API's own teardown of it (hooks run in reverse order).
+  // SAFETY: env on its thread; the state pointer is freed only by the hook.
+  check(unsafe { sys::napi_set_instance_data(env, state.cast(), None, ptr::null_mut()) })?;
+  // SAFETY: as above.
+  check(unsafe { sys::napi_add_env_cleanup_hook(env, Some(cleanup), state.cast()) })?;
+  Ok(())
+}
+
+/// This env's state.
+///
+/// # Safety
+/// `env` is the current env, on its own thread. The returned reference must
+/// not outlive the current callback.
+pub unsafe fn state<'a>(env: sys::napi_env) -> NResult<&'a mut EnvState> {
+  let mut data: *mut c_void = ptr::null_mut();
+  // SAFETY: env on its thread; data is a live local.
+  check(unsafe { sys::napi_get_instance_data(env, &mut data) })?;
+  if data.is_null() {
+    return Err(Failure::Error(
+      "atomics-waitasync: this environment is shutting down".into(),
+    ));
+  }
+  // SAFETY: instance data is our EnvState (set in init) until the hook
+  // clears it; callbacks on this thread never overlap.
+  Ok(unsafe { &mut *data.cast::<EnvState>() })
+}
+
+/// Env cleanup hook (worker exit or terminate, env teardown): drops every
+/// waiter of this env from the registry without settling it, so that later
+/// notifies neither count nor touch them, then frees the state.
+///
+/// # Safety
+/// Called by N-API once, on the env's thread, with the pointer from `init`.
+unsafe extern "C" fn cleanup(arg: *mut c_void) {
+  let state = arg.cast::<EnvState>();
+  let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    // SAFETY: arg is the Box<EnvState> from init, freed only here.
+    let state = unsafe { Box::from_raw(state) };
+    // SAFETY: on the env's thread; clearing our own instance data.
+    let _ =
+      unsafe { sys::napi_set_instance_data(state.env, ptr::null_mut(), None, ptr::null_mut()) };
+    teardown(*state);
+  }));
+}
+
+fn teardown(mut state: EnvState) {
+  // Close first: from here on no thread calls the TSFN.
+  let tsfn = state.shared.close();
+  // SAFETY: the TSFN is ours and released once; abort makes N-API drop
+  // queued calls (our call-js then sees a null env).
+  let _ = unsafe {
+    sys::napi_release_threadsafe_function(tsfn, sys::ThreadsafeFunctionReleaseMode::abort)
+  };
+  for (id, pending) in state.pending.drain() {
+    if REGISTRY.remove(pending.key, id).is_some() {
+      if let Some(at) = pending.deadline {
+        super::timer().cancel(at, id);
+      }
+    }
+    // SAFETY: the env is still alive while its cleanup hooks run; the
+    // reference was created on it and is deleted once. The deferred is left
+    // to the env's teardown: concluding it needs JS, which may not run now.
+    let _ = unsafe { sys::napi_delete_reference(state.env, pending.array) };
+  }
+  if let Some(sync) = state.sync_wait.take() {
+    let _ = REGISTRY.remove(sync.key, sync.id);
+  }
+}

@@ -1,0 +1,203 @@
+//! Settling async waiters on their own env's thread.
+//!
+//! Each env has one raw ThreadsafeFunction with no JS function: its call-js
+//! callback ([`settle`]) drains the env's mailbox and resolves the deferreds
+//! of every waiter in it. Any thread that takes async waiters out of the
+//! registry (a notify, the notifier thread) puts them in their env's mailbox;
+//! only the transition from empty to non-empty calls the TSFN, so every
+//! waiter woken before the env's thread gets round to it is settled in one
+//! call (v8 likewise keeps a per-isolate resolve list and posts one task).
+//!
+//! The mailbox mutex also guards the TSFN's life: the env cleanup hook marks
+//! the mailbox closed under it before releasing the TSFN, and callers only
+//! call the TSFN under it while it is open, so no thread ever calls a
+//! released TSFN. `Closing` during teardown is expected and skipped.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use napi::sys;
+use parking_lot::Mutex;
+
+use super::env::EnvState;
+use super::ffi::{check, latin1, NResult};
+use crate::registry::WaiterId;
+
+/// How an async wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+  Woken,
+  TimedOut,
+}
+
+/// The part of an env that other threads touch: its mailbox.
+pub struct EnvShared {
+  mailbox: Mutex<Mailbox>,
+}
+
+struct Mailbox {
+  /// Set once, by the env cleanup hook; after that nothing is delivered.
+  closed: bool,
+  tsfn: sys::napi_threadsafe_function,
+  /// Waiters taken off their queues, not yet settled on the env's thread.
+  woken: Vec<(WaiterId, Settled)>,
+}
+
+// SAFETY: the only raw pointer is the TSFN handle, which N-API allows any
+// thread to call; it is used only under the mailbox mutex, while open.
+unsafe impl Send for EnvShared {}
+// SAFETY: as above; all state is behind the mutex.
+unsafe impl Sync for EnvShared {}
+
+impl EnvShared {
+  pub fn new(tsfn: sys::napi_threadsafe_function) -> Self {
+    EnvShared {
+      mailbox: Mutex::new(Mailbox {
+        closed: false,
+        tsfn,
+        woken: Vec::new(),
+      }),
+    }
+  }
+
+  /// Hands settled waiters to the env's thread. Callable from any thread.
+  pub fn deliver(&self, batch: &[(WaiterId, Settled)]) {
+    if batch.is_empty() {
+      return;
+    }
+    let mut mailbox = self.mailbox.lock();
+    if mailbox.closed {
+      return;
+    }
+    let was_empty = mailbox.woken.is_empty();
+    mailbox.woken.extend_from_slice(batch);
+    if was_empty {
+      // SAFETY: the TSFN is open (not closed under this same lock), and
+      // a non-blocking call may be made from any thread. With an unbounded
+      // queue the only failure is `closing`, which needs no action.
+      let _ = unsafe {
+        sys::napi_call_threadsafe_function(
+          mailbox.tsfn,
+          ptr::null_mut(),
+          sys::ThreadsafeFunctionCallMode::nonblocking,
+        )
+      };
+    }
+  }
+
+  /// Moves the mailbox's contents into `into` (which must be empty).
+  fn drain_into(&self, into: &mut Vec<(WaiterId, Settled)>) {
+    let mut mailbox = self.mailbox.lock();
+    std::mem::swap(&mut mailbox.woken, into);
+  }
+
+  /// Closes the mailbox and returns the TSFN for the caller to release.
+  pub fn close(&self) -> sys::napi_threadsafe_function {
+    let mut mailbox = self.mailbox.lock();
+    mailbox.closed = true;
+    mailbox.woken = Vec::new();
+    mailbox.tsfn
+  }
+}
+
+/// Creates the env's TSFN, unref'd: it is ref'd only while the env has
+/// pending async waiters (see `EnvState::update_keep_alive`).
+///
+/// # Safety
+/// `env` is the current env, on its own thread; `state` points to the env's
+/// state, which outlives every call of [`settle`] with a non-null env (it is
+/// freed by the cleanup hook, after the TSFN is aborted).
+pub unsafe fn create_tsfn(
+  env: sys::napi_env,
+  state: *mut EnvState,
+) -> NResult<sys::napi_threadsafe_function> {
+  // SAFETY: env from the caller.
+  let name = unsafe { latin1(env, "atomics-waitasync") }?;
+  let mut tsfn = ptr::null_mut();
+  // SAFETY: no JS function is given, so call_js_cb is required and given;
+  // context is the env state, valid as stated above; tsfn is a live local.
+  check(unsafe {
+    sys::napi_create_threadsafe_function(
+      env,
+      ptr::null_mut(),
+      ptr::null_mut(),
+      name,
+      0,
+      1,
+      ptr::null_mut(),
+      None,
+      state.cast(),
+      Some(settle),
+      &mut tsfn,
+    )
+  })?;
+  // SAFETY: tsfn was just created on this env's thread.
+  check(unsafe { sys::napi_unref_threadsafe_function(env, tsfn) })?;
+  Ok(tsfn)
+}
+
+/// The TSFN's call-js: settles every waiter in the env's mailbox.
+///
+/// # Safety
+/// Called by N-API. A null `env` means the TSFN is being torn down: then
+/// `context` may already be freed and is not touched.
+unsafe extern "C" fn settle(
+  env: sys::napi_env,
+  _js_callback: sys::napi_value,
+  context: *mut c_void,
+  _data: *mut c_void,
+) {
+  if env.is_null() || context.is_null() {
+    return;
+  }
+  // A panic must not unwind into N-API; there is nothing to report it to here.
+  let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    // SAFETY: with a non-null env the cleanup hook has not run (it aborts
+    // the TSFN first, after which call-js only sees a null env), so the
+    // state is alive; it is only touched on this thread.
+    let state = unsafe { &mut *context.cast::<EnvState>() };
+    // SAFETY: env is the live env N-API passed, on its thread.
+    let _ = unsafe { settle_all(env, state) };
+  }));
+}
+
+/// Number of promises resolved under one handle scope.
+const SCOPE_CHUNK: usize = 256;
+
+/// # Safety
+/// `env` is the current env, on its own thread; `state` is its state.
+unsafe fn settle_all(env: sys::napi_env, state: &mut EnvState) -> NResult<()> {
+  let mut woken = std::mem::take(&mut state.spare);
+  state.shared.drain_into(&mut woken);
+  for chunk in woken.chunks(SCOPE_CHUNK) {
+    let mut scope = ptr::null_mut();
+    // SAFETY: env on its thread; scope is a live local, closed below.
+    check(unsafe { sys::napi_open_handle_scope(env, &mut scope) })?;
+    // SAFETY: env on its thread, inside the scope just opened.
+    let ok = unsafe { latin1(env, "ok") };
+    // SAFETY: as above.
+    let timed_out = unsafe { latin1(env, "timed-out") };
+    if let (Ok(ok), Ok(timed_out)) = (ok, timed_out) {
+      for &(id, how) in chunk {
+        let Some(pending) = state.pending.remove(&id) else {
+          continue;
+        };
+        let value = match how {
+          Settled::Woken => ok,
+          Settled::TimedOut => timed_out,
+        };
+        // SAFETY: the deferred was created on this env and is concluded once:
+        // it has just been taken out of the pending map.
+        let _ = unsafe { sys::napi_resolve_deferred(env, pending.deferred, value) };
+        // SAFETY: the reference was created on this env, deleted once.
+        let _ = unsafe { sys::napi_delete_reference(env, pending.array) };
+      }
+    }
+    // SAFETY: closes the scope opened above, on the same thread.
+    unsafe { sys::napi_close_handle_scope(env, scope) };
+  }
+  woken.clear();
+  state.spare = woken;
+  state.update_keep_alive();
+  Ok(())
+}
