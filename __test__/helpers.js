@@ -1,0 +1,97 @@
+'use strict';
+// Shared test plumbing: a worker that does what it is told, and a way to wait
+// for a condition (a registry count, a shared counter) instead of sleeping.
+
+const path = require('path');
+const { Worker } = require('worker_threads');
+const { spawnSync, spawn } = require('child_process');
+
+const root = path.join(__dirname, '..');
+const fixture = (name) => path.join(__dirname, 'fixtures', name);
+
+/** Polls `predicate` (every 1 ms) until it is true; fails after `ms`. */
+async function until(predicate, what, ms = 10000) {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+/**
+ * Starts __test__/fixtures/worker.js. `call(message)` posts a command and
+ * resolves with the worker's reply to it; `events` collects the replies
+ * that arrive later (settled waits).
+ */
+function startWorker(workerData) {
+  const worker = new Worker(fixture('worker.js'), { workerData });
+  let nextId = 1;
+  const replies = new Map();
+  worker.on('message', (message) => {
+    const entry = replies.get(message.id);
+    if (entry) {
+      replies.delete(message.id);
+      entry.resolve(message.result);
+    }
+  });
+  const failures = [];
+  worker.on('error', (error) => {
+    failures.push(error);
+    for (const entry of replies.values()) entry.reject(error);
+    replies.clear();
+  });
+  return {
+    worker,
+    failures,
+    call(message) {
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        replies.set(id, { resolve, reject });
+        worker.postMessage({ ...message, id });
+      });
+    },
+    /** Posts a waitAsync: resolves `queued` with its result object, then `settled` with the string. */
+    waitAsync(message) {
+      const id = nextId++;
+      const settleId = nextId++;
+      const settled = new Promise((resolve, reject) => replies.set(settleId, { resolve, reject }));
+      const queued = new Promise((resolve, reject) => {
+        replies.set(id, { resolve, reject });
+        worker.postMessage({ ...message, op: 'waitAsync', id, settleId });
+      });
+      return { queued, settled };
+    },
+    terminate: () => worker.terminate(),
+  };
+}
+
+/** Runs a node script in a child process and returns {status, stdout, stderr, ms}. */
+function runNode(args, options = {}) {
+  const start = Date.now();
+  const result = spawnSync(process.execPath, args, {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 30000,
+    ...options,
+  });
+  return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr, ms: Date.now() - start };
+}
+
+/** Like runNode, asynchronously (so the test's own loop keeps running). */
+function runNodeAsync(args, options = {}) {
+  return new Promise((resolve) => {
+    const start = Date.now();
+    const child = spawn(process.execPath, args, { cwd: root, ...options });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30000);
+    child.on('close', (status, signal) => {
+      clearTimeout(killer);
+      resolve({ status, signal, stdout, stderr, ms: Date.now() - start });
+    });
+  });
+}
+
+module.exports = { root, fixture, until, startWorker, runNode, runNodeAsync };
