@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use napi::sys;
 
-use super::ffi::{check, Failure, NResult};
+use super::ffi::{check, Failure, Js, NResult};
 use super::resolver::{create_tsfn, EnvShared, Settled};
 use super::REGISTRY;
 use crate::parker::Parker;
@@ -61,14 +61,13 @@ impl EnvState {
     if want == self.refed {
       return;
     }
-    // SAFETY: on the env's thread, with its live TSFN (the state is freed
-    // together with the TSFN's release, in the cleanup hook).
-    let status = unsafe {
-      if want {
-        sys::napi_ref_threadsafe_function(self.env, self.tsfn)
-      } else {
-        sys::napi_unref_threadsafe_function(self.env, self.tsfn)
-      }
+    let status = if want {
+      // SAFETY: called on the env's thread (all EnvState use is), with its
+      // live TSFN: the state is freed with the TSFN's release, in the hook.
+      unsafe { sys::napi_ref_threadsafe_function(self.env, self.tsfn) }
+    } else {
+      // SAFETY: as above.
+      unsafe { sys::napi_unref_threadsafe_function(self.env, self.tsfn) }
     };
     if status == sys::Status::napi_ok {
       self.refed = want;
@@ -76,11 +75,9 @@ impl EnvState {
   }
 }
 
-/// Creates this env's state, its TSFN and its cleanup hook.
-///
-/// # Safety
-/// `env` is the current env, on its own thread, during module init.
-pub unsafe fn init(env: sys::napi_env) -> NResult<()> {
+/// Creates this env's state, its TSFN and its cleanup hook (module init).
+pub fn init(js: Js) -> NResult<()> {
+  let env = js.raw();
   let state = Box::into_raw(Box::new(EnvState {
     env,
     shared: Arc::new(EnvShared::new(ptr::null_mut())),
@@ -93,7 +90,7 @@ pub unsafe fn init(env: sys::napi_env) -> NResult<()> {
   }));
   // SAFETY: state is alive until the cleanup hook frees it, which aborts
   // the TSFN first.
-  let tsfn = match unsafe { create_tsfn(env, state) } {
+  let tsfn = match unsafe { create_tsfn(js, state) } {
     Ok(tsfn) => tsfn,
     Err(failure) => {
       // SAFETY: state came from Box::into_raw above and nothing else has it.
@@ -114,15 +111,12 @@ pub unsafe fn init(env: sys::napi_env) -> NResult<()> {
   Ok(())
 }
 
-/// This env's state.
-///
-/// # Safety
-/// `env` is the current env, on its own thread. The returned reference must
-/// not outlive the current callback.
-pub unsafe fn state<'a>(env: sys::napi_env) -> NResult<&'a mut EnvState> {
+/// This env's state. The reference must not outlive the current callback
+/// (nor be taken twice in one).
+pub fn state<'a>(js: Js) -> NResult<&'a mut EnvState> {
   let mut data: *mut c_void = ptr::null_mut();
-  // SAFETY: env on its thread; data is a live local.
-  check(unsafe { sys::napi_get_instance_data(env, &mut data) })?;
+  // SAFETY: live env on its thread (Js); data is a live local.
+  check(unsafe { sys::napi_get_instance_data(js.raw(), &mut data) })?;
   if data.is_null() {
     return Err(Failure::Error(
       "atomics-waitasync: this environment is shutting down".into(),
@@ -144,14 +138,17 @@ unsafe extern "C" fn cleanup(arg: *mut c_void) {
   let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
     // SAFETY: arg is the Box<EnvState> from init, freed only here.
     let state = unsafe { Box::from_raw(state) };
-    // SAFETY: on the env's thread; clearing our own instance data.
+    // SAFETY: cleanup hooks run on the env's thread while it is still live.
+    let js = unsafe { Js::new(state.env) };
+    // SAFETY: as above; clearing our own instance data, so that a late
+    // call from JS finds no state instead of a freed one.
     let _ =
-      unsafe { sys::napi_set_instance_data(state.env, ptr::null_mut(), None, ptr::null_mut()) };
-    teardown(*state);
+      unsafe { sys::napi_set_instance_data(js.raw(), ptr::null_mut(), None, ptr::null_mut()) };
+    teardown(js, *state);
   }));
 }
 
-fn teardown(mut state: EnvState) {
+fn teardown(js: Js, mut state: EnvState) {
   // Close first: from here on no thread calls the TSFN.
   let tsfn = state.shared.close();
   // SAFETY: the TSFN is ours and released once; abort makes N-API drop
@@ -165,10 +162,9 @@ fn teardown(mut state: EnvState) {
         super::timer().cancel(at, id);
       }
     }
-    // SAFETY: the env is still alive while its cleanup hooks run; the
-    // reference was created on it and is deleted once. The deferred is left
-    // to the env's teardown: concluding it needs JS, which may not run now.
-    let _ = unsafe { sys::napi_delete_reference(state.env, pending.array) };
+    // The deferred is left to the env's teardown: concluding it needs JS,
+    // which may no longer run.
+    js.delete_reference(pending.array);
   }
   if let Some(sync) = state.sync_wait.take() {
     let _ = REGISTRY.remove(sync.key, sync.id);

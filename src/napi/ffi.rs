@@ -1,7 +1,12 @@
-//! Small raw N-API helpers: status checks, throwing, argument fetching, and
-//! the panic guard every callback from JS goes through.
+//! Raw N-API, made safe to call for the length of one callback.
+//!
+//! [`Js`] is a live env on its own thread. Creating one is the single unsafe
+//! promise ("this env is live and this is its thread, for as long as the
+//! value is used"); its methods wrap one N-API call each, so the callbacks in
+//! `mod.rs` are ordinary safe Rust. [`entry`] is the panic guard that every
+//! callback from JS goes through.
 
-use std::ffi::CString;
+use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
@@ -30,34 +35,236 @@ pub fn check(status: sys::napi_status) -> NResult<()> {
   }
 }
 
-/// Throws `failure` into `env` unless an exception is already pending.
-///
-/// # Safety
-/// `env` is the current env, on its own thread.
-unsafe fn throw(env: sys::napi_env, failure: Failure) {
-  let mut pending = false;
-  // SAFETY: env from the caller; pending is a live local.
-  unsafe { sys::napi_is_exception_pending(env, &mut pending) };
-  if pending {
-    return;
-  }
-  let (kind, message) = match failure {
-    Failure::Type(m) => (0, m),
-    Failure::Range(m) => (1, m),
-    Failure::Error(m) => (2, m),
-    Failure::Pending => (2, "atomics-waitasync: N-API call failed".to_string()),
-  };
-  let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
-  // SAFETY: env from the caller; message is a NUL-terminated string that
-  // outlives the call; a null code is allowed.
-  let _ = unsafe {
-    match kind {
-      0 => sys::napi_throw_type_error(env, ptr::null(), message.as_ptr()),
-      1 => sys::napi_throw_range_error(env, ptr::null(), message.as_ptr()),
-      _ => sys::napi_throw_error(env, ptr::null(), message.as_ptr()),
-    }
-  };
+/// What `napi_get_typedarray_info` says about a typed array.
+pub struct TypedArrayInfo {
+  pub kind: sys::napi_typedarray_type,
+  pub length: usize,
+  pub data: *mut c_void,
+  pub buffer: sys::napi_value,
 }
+
+/// A live env, used on its own thread within one callback (or one call-js,
+/// or one cleanup hook). Handles passed to its methods must belong to it.
+#[derive(Clone, Copy)]
+pub struct Js {
+  env: sys::napi_env,
+}
+
+impl Js {
+  /// # Safety
+  /// `env` is live, this is its thread, and the value is not used after the
+  /// callback that received `env` returns.
+  pub unsafe fn new(env: sys::napi_env) -> Js {
+    Js { env }
+  }
+
+  pub fn raw(self) -> sys::napi_env {
+    self.env
+  }
+
+  pub fn f64(self, value: sys::napi_value) -> NResult<f64> {
+    let mut out = 0f64;
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_get_value_double(self.env, value, &mut out) })?;
+    Ok(out)
+  }
+
+  pub fn i32(self, value: sys::napi_value) -> NResult<i32> {
+    let mut out = 0i32;
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_get_value_int32(self.env, value, &mut out) })?;
+    Ok(out)
+  }
+
+  pub fn bigint_i64(self, value: sys::napi_value) -> NResult<i64> {
+    let (mut out, mut lossless) = (0i64, false);
+    // SAFETY: live env on its thread (Js::new); out and lossless are live locals.
+    check(unsafe { sys::napi_get_value_bigint_int64(self.env, value, &mut out, &mut lossless) })?;
+    Ok(out)
+  }
+
+  pub fn bool(self, value: sys::napi_value) -> NResult<bool> {
+    let mut out = false;
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_get_value_bool(self.env, value, &mut out) })?;
+    Ok(out)
+  }
+
+  pub fn is_object(self, value: sys::napi_value) -> NResult<bool> {
+    let mut kind = 0;
+    // SAFETY: live env on its thread (Js::new); kind is a live local.
+    check(unsafe { sys::napi_typeof(self.env, value, &mut kind) })?;
+    Ok(kind == sys::ValueType::napi_object)
+  }
+
+  pub fn number(self, n: f64) -> NResult<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_create_double(self.env, n, &mut out) })?;
+    Ok(out)
+  }
+
+  pub fn undefined(self) -> NResult<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_get_undefined(self.env, &mut out) })?;
+    Ok(out)
+  }
+
+  pub fn latin1(self, text: &str) -> NResult<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); text is valid for its
+    // length; out is a live local.
+    check(unsafe {
+      sys::napi_create_string_latin1(
+        self.env,
+        text.as_ptr().cast(),
+        text.len() as isize,
+        &mut out,
+      )
+    })?;
+    Ok(out)
+  }
+
+  /// A JS array of numbers.
+  pub fn numbers(self, values: &[f64]) -> NResult<sys::napi_value> {
+    let mut array = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); array is a live local.
+    check(unsafe { sys::napi_create_array_with_length(self.env, values.len(), &mut array) })?;
+    for (i, &n) in values.iter().enumerate() {
+      let element = self.number(n)?;
+      // SAFETY: live env on its thread; array and element are its handles.
+      check(unsafe { sys::napi_set_element(self.env, array, i as u32, element) })?;
+    }
+    Ok(array)
+  }
+
+  pub fn typedarray_info(self, array: sys::napi_value) -> NResult<TypedArrayInfo> {
+    let mut info = TypedArrayInfo {
+      kind: 0,
+      length: 0,
+      data: ptr::null_mut(),
+      buffer: ptr::null_mut(),
+    };
+    let mut byte_offset = 0usize;
+    // SAFETY: live env on its thread (Js::new); every out-pointer is a live local.
+    check(unsafe {
+      sys::napi_get_typedarray_info(
+        self.env,
+        array,
+        &mut info.kind,
+        &mut info.length,
+        &mut info.data,
+        &mut info.buffer,
+        &mut byte_offset,
+      )
+    })?;
+    Ok(info)
+  }
+
+  /// True for an ArrayBuffer, false for a SharedArrayBuffer (on Node 12-24
+  /// and Bun alike).
+  pub fn is_arraybuffer(self, value: sys::napi_value) -> NResult<bool> {
+    let mut out = false;
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_is_arraybuffer(self.env, value, &mut out) })?;
+    Ok(out)
+  }
+
+  pub fn create_promise(self) -> NResult<(sys::napi_deferred, sys::napi_value)> {
+    let (mut deferred, mut promise) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: live env on its thread (Js::new); out-pointers are live locals.
+    check(unsafe { sys::napi_create_promise(self.env, &mut deferred, &mut promise) })?;
+    Ok((deferred, promise))
+  }
+
+  /// Resolves and frees `deferred`. The caller must not use it again.
+  pub fn resolve(self, deferred: sys::napi_deferred, value: sys::napi_value) -> NResult<()> {
+    // SAFETY: live env on its thread (Js::new); deferred was created on it
+    // and, by this method's contract, is concluded only here.
+    check(unsafe { sys::napi_resolve_deferred(self.env, deferred, value) })
+  }
+
+  pub fn create_reference(self, value: sys::napi_value) -> NResult<sys::napi_ref> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_create_reference(self.env, value, 1, &mut out) })?;
+    Ok(out)
+  }
+
+  /// Deletes `reference`. The caller must not use it again.
+  pub fn delete_reference(self, reference: sys::napi_ref) {
+    // SAFETY: live env on its thread (Js::new); the reference was created
+    // on it and, by this method's contract, is deleted only here.
+    let _ = unsafe { sys::napi_delete_reference(self.env, reference) };
+  }
+
+  /// Runs `body` inside a fresh handle scope.
+  pub fn scoped<T>(self, body: impl FnOnce() -> T) -> NResult<T> {
+    let mut scope = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); scope is a live local.
+    check(unsafe { sys::napi_open_handle_scope(self.env, &mut scope) })?;
+    let result = body();
+    // SAFETY: closes the scope opened above, on the same thread, after
+    // every handle made in it is out of use.
+    let _ = unsafe { sys::napi_close_handle_scope(self.env, scope) };
+    Ok(result)
+  }
+
+  pub fn set_function(
+    self,
+    object: sys::napi_value,
+    name: &str,
+    callback: Callback,
+  ) -> NResult<()> {
+    let c_name = CString::new(name).map_err(|_| Failure::Error("NUL in a name".into()))?;
+    let mut function = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); c_name outlives the call;
+    // function is a live local.
+    check(unsafe {
+      sys::napi_create_function(
+        self.env,
+        c_name.as_ptr(),
+        name.len() as isize,
+        Some(callback),
+        ptr::null_mut(),
+        &mut function,
+      )
+    })?;
+    // SAFETY: live env on its thread; object and function are its handles.
+    check(unsafe { sys::napi_set_named_property(self.env, object, c_name.as_ptr(), function) })
+  }
+
+  /// Throws `failure` as the matching JS error, unless an exception is
+  /// already pending.
+  fn throw(self, failure: Failure) {
+    let mut pending = false;
+    // SAFETY: live env on its thread (Js::new); pending is a live local.
+    let _ = unsafe { sys::napi_is_exception_pending(self.env, &mut pending) };
+    if pending {
+      return;
+    }
+    let (throw_fn, message): (ThrowFn, String) = match failure {
+      Failure::Type(m) => (sys::napi_throw_type_error, m),
+      Failure::Range(m) => (sys::napi_throw_range_error, m),
+      Failure::Error(m) => (sys::napi_throw_error, m),
+      Failure::Pending => (
+        sys::napi_throw_error,
+        "atomics-waitasync: N-API call failed".into(),
+      ),
+    };
+    let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: live env on its thread; message is NUL-terminated and outlives
+    // the call; a null code is allowed.
+    let _ = unsafe { throw_fn(self.env, ptr::null(), message.as_ptr()) };
+  }
+}
+
+type ThrowFn =
+  unsafe fn(sys::napi_env, *const std::ffi::c_char, *const std::ffi::c_char) -> sys::napi_status;
+
+/// A raw N-API callback.
+pub type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
 
 /// Runs the body of a JS-facing callback: fetches up to `N` arguments
 /// (missing ones are `undefined`), runs `body`, and turns a failure or a
@@ -65,12 +272,16 @@ unsafe fn throw(env: sys::napi_env, failure: Failure) {
 /// boundary.
 ///
 /// # Safety
-/// `env` and `info` are the ones N-API passed to the callback.
+/// `env` and `info` are the ones N-API passed to the callback, which is
+/// running now.
 pub unsafe fn entry<const N: usize>(
   env: sys::napi_env,
   info: sys::napi_callback_info,
-  body: impl FnOnce(sys::napi_env, [sys::napi_value; N]) -> NResult<sys::napi_value>,
+  body: impl FnOnce(Js, [sys::napi_value; N]) -> NResult<sys::napi_value>,
 ) -> sys::napi_value {
+  // SAFETY: N-API calls a callback on its env's thread with a live env;
+  // `js` does not outlive this call.
+  let js = unsafe { Js::new(env) };
   let outcome = catch_unwind(AssertUnwindSafe(|| {
     let mut argc = N;
     let mut argv = [ptr::null_mut(); N];
@@ -86,59 +297,19 @@ pub unsafe fn entry<const N: usize>(
       )
     })?;
     if argc < N {
-      let mut undefined = ptr::null_mut();
-      // SAFETY: env from N-API; undefined is a live local.
-      check(unsafe { sys::napi_get_undefined(env, &mut undefined) })?;
+      let undefined = js.undefined()?;
       for slot in &mut argv[argc..] {
         *slot = undefined;
       }
     }
-    body(env, argv)
+    body(js, argv)
   }));
-  let failure = match outcome {
+  match outcome {
     Ok(Ok(value)) => return value,
-    Ok(Err(failure)) => failure,
-    Err(_) => Failure::Error("atomics-waitasync: internal error (panic in the addon)".into()),
-  };
-  // SAFETY: env from N-API, on its thread.
-  unsafe { throw(env, failure) };
+    Ok(Err(failure)) => js.throw(failure),
+    Err(_) => js.throw(Failure::Error(
+      "atomics-waitasync: internal error (panic in the addon)".into(),
+    )),
+  }
   ptr::null_mut()
-}
-
-/// # Safety
-/// `env` is the current env, on its own thread; `value` a handle of it.
-pub unsafe fn get_f64(env: sys::napi_env, value: sys::napi_value) -> NResult<f64> {
-  let mut out = 0f64;
-  // SAFETY: env and value from the caller; out is a live local.
-  check(unsafe { sys::napi_get_value_double(env, value, &mut out) })?;
-  Ok(out)
-}
-
-/// # Safety
-/// `env` is the current env, on its own thread.
-pub unsafe fn number(env: sys::napi_env, n: f64) -> NResult<sys::napi_value> {
-  let mut out = ptr::null_mut();
-  // SAFETY: env from the caller; out is a live local.
-  check(unsafe { sys::napi_create_double(env, n, &mut out) })?;
-  Ok(out)
-}
-
-/// # Safety
-/// `env` is the current env, on its own thread.
-pub unsafe fn undefined(env: sys::napi_env) -> NResult<sys::napi_value> {
-  let mut out = ptr::null_mut();
-  // SAFETY: env from the caller; out is a live local.
-  check(unsafe { sys::napi_get_undefined(env, &mut out) })?;
-  Ok(out)
-}
-
-/// # Safety
-/// `env` is the current env, on its own thread.
-pub unsafe fn latin1(env: sys::napi_env, text: &str) -> NResult<sys::napi_value> {
-  let mut out = ptr::null_mut();
-  // SAFETY: text is valid for text.len() bytes; out is a live local.
-  check(unsafe {
-    sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut out)
-  })?;
-  Ok(out)
 }

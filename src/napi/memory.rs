@@ -1,12 +1,11 @@
 //! The only place that turns a typed array and an index into an address in
 //! shared memory, and the only place that reads that memory.
 
-use std::ptr;
 use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
 
 use napi::sys;
 
-use super::ffi::{check, Failure, NResult};
+use super::ffi::{Failure, Js, NResult};
 
 /// The element type of a waitable typed array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,83 +33,34 @@ pub enum Expected {
 /// Resolves `array[index]` to a [`Location`]. index.js has validated the
 /// arguments in the spec's order; this checks again, cheaply, so that a bad
 /// call to the binding can never read outside a live SharedArrayBuffer.
-///
-/// # Safety
-/// `env` is the current env, on its own thread; `array` is a handle of it.
-pub unsafe fn locate(env: sys::napi_env, array: sys::napi_value, index: f64) -> NResult<Location> {
-  let mut kind: sys::napi_typedarray_type = 0;
-  let mut length = 0usize;
-  let mut data: *mut std::ffi::c_void = ptr::null_mut();
-  let mut buffer: sys::napi_value = ptr::null_mut();
-  let mut byte_offset = 0usize;
-  // SAFETY: every out-pointer is a live local; env and array come from the caller.
-  let status = unsafe {
-    sys::napi_get_typedarray_info(
-      env,
-      array,
-      &mut kind,
-      &mut length,
-      &mut data,
-      &mut buffer,
-      &mut byte_offset,
-    )
-  };
-  if status != sys::Status::napi_ok {
-    return Err(Failure::Type(
-      "typedArray must be an Int32Array or BigInt64Array".into(),
-    ));
-  }
-  let (element, size) = match kind {
+pub fn locate(js: Js, array: sys::napi_value, index: f64) -> NResult<Location> {
+  let not_waitable = || Failure::Type("typedArray must be an Int32Array or BigInt64Array".into());
+  let info = js.typedarray_info(array).map_err(|_| not_waitable())?;
+  let (element, size) = match info.kind {
     sys::TypedarrayType::int32_array => (Element::Int32, 4),
     sys::TypedarrayType::bigint64_array => (Element::BigInt64, 8),
-    _ => {
-      return Err(Failure::Type(
-        "typedArray must be an Int32Array or BigInt64Array".into(),
-      ))
-    }
+    _ => return Err(not_waitable()),
   };
-  let mut is_plain_buffer = false;
-  // SAFETY: buffer is the handle napi_get_typedarray_info just returned.
-  check(unsafe { sys::napi_is_arraybuffer(env, buffer, &mut is_plain_buffer) })?;
-  // napi_is_arraybuffer is false for a SharedArrayBuffer on every runtime we support.
-  if is_plain_buffer {
+  if js.is_arraybuffer(info.buffer)? {
     return Err(Failure::Type(
       "typedArray must be backed by a SharedArrayBuffer".into(),
     ));
   }
-  if !(index >= 0.0 && index < length as f64) || data.is_null() {
+  if !(index >= 0.0 && index < info.length as f64) || info.data.is_null() {
     return Err(Failure::Range(format!("index {index} is out of range")));
   }
   Ok(Location {
-    key: data as usize + index as usize * size,
+    key: info.data as usize + index as usize * size,
     element,
   })
 }
 
 /// Reads the expected value for `location` from a JS number or BigInt.
-///
-/// # Safety
-/// As for [`locate`]; `value` is a handle of `env`.
-pub unsafe fn expected(
-  env: sys::napi_env,
-  location: &Location,
-  value: sys::napi_value,
-) -> NResult<Expected> {
-  match location.element {
-    Element::Int32 => {
-      let mut v = 0i32;
-      // SAFETY: env and value from the caller; v is a live local.
-      check(unsafe { sys::napi_get_value_int32(env, value, &mut v) })?;
-      Ok(Expected::Int32(v))
-    }
-    Element::BigInt64 => {
-      let mut v = 0i64;
-      let mut lossless = false;
-      // SAFETY: env and value from the caller; v and lossless are live locals.
-      check(unsafe { sys::napi_get_value_bigint_int64(env, value, &mut v, &mut lossless) })?;
-      Ok(Expected::BigInt64(v))
-    }
-  }
+pub fn expected(js: Js, location: &Location, value: sys::napi_value) -> NResult<Expected> {
+  Ok(match location.element {
+    Element::Int32 => Expected::Int32(js.i32(value)?),
+    Element::BigInt64 => Expected::BigInt64(js.bigint_i64(value)?),
+  })
 }
 
 /// Whether the element at `location` currently holds `expected`

@@ -16,8 +16,6 @@ mod ffi;
 mod memory;
 mod resolver;
 
-use std::ffi::CString;
-use std::ptr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,7 +25,7 @@ use napi_derive::napi;
 use once_cell::sync::{Lazy, OnceCell};
 
 use self::env::{Pending, SyncWait};
-use self::ffi::{check, entry, get_f64, number, undefined, Failure};
+use self::ffi::{entry, Callback, Failure, Js, NResult};
 use self::memory::{expected, holds, locate};
 use self::resolver::{EnvShared, Settled};
 use crate::parker::{ParkState, Parker};
@@ -131,178 +129,136 @@ fn expire(due: Vec<Deadline>) {
 
 /// `waitAsync(typedArray, index, value, timeoutMs)` → Promise, or
 /// `code::NOT_EQUAL` / `code::TIMED_OUT` for the synchronous results.
-unsafe extern "C" fn js_wait_async(
-  env: sys::napi_env,
-  info: sys::napi_callback_info,
-) -> sys::napi_value {
-  // SAFETY: env and info come from N-API for this call.
-  unsafe {
-    entry(
-      env,
-      info,
-      |env, [array, index, value, timeout]: [sys::napi_value; 4]| {
-        let state = env::state(env)?;
-        let location = locate(env, array, get_f64(env, index)?)?;
-        let want = expected(env, &location, value)?;
-        let timeout_ms = get_f64(env, timeout)?;
-        // ECMA-262 DoWait 19-21, in the critical section: unequal → "not-equal";
-        // an immediate timeout enqueues nothing. Reading first, outside the
-        // lock, is the same observable result and spares a promise.
-        if !holds(&location, want) {
-          return number(env, code::NOT_EQUAL);
-        }
-        if timeout_ms == 0.0 {
-          return number(env, code::TIMED_OUT);
-        }
-        let deadline = deadline_after(timeout_ms);
-        let mut deferred = ptr::null_mut();
-        let mut promise = ptr::null_mut();
-        check(sys::napi_create_promise(env, &mut deferred, &mut promise))?;
-        // DoWait 22-28: enqueue at the tail, under the bucket lock, if the
-        // value still holds. The deadline goes to the notifier thread under
-        // that same lock, so its add precedes any notify's cancel.
-        let shared = &state.shared;
-        let enqueued = REGISTRY.enqueue_if(
-          location.key,
-          || holds(&location, want),
-          |id| {
-            if let Some(at) = deadline {
-              timer().add(Deadline {
-                at,
-                id,
-                key: location.key,
-              });
-            }
-            Waiter::Async {
-              env: shared.clone(),
-              deadline,
-            }
-          },
-        );
-        let id = match enqueued {
-          Enqueued::Queued(id) => id,
-          Enqueued::NotEqual => {
-            // The value changed between the two reads: conclude the unused
-            // deferred so it is freed; nobody sees its promise.
-            let _ = sys::napi_resolve_deferred(env, deferred, undefined(env)?);
-            return number(env, code::NOT_EQUAL);
-          }
-        };
-        let mut array_ref = ptr::null_mut();
-        if let Err(failure) = check(sys::napi_create_reference(env, array, 1, &mut array_ref)) {
-          // Cannot keep the memory alive: take the waiter back out.
-          if REGISTRY.remove(location.key, id).is_some() {
-            if let Some(at) = deadline {
-              timer().cancel(at, id);
-            }
-          }
-          let _ = sys::napi_resolve_deferred(env, deferred, undefined(env)?);
-          return Err(failure);
-        }
-        state.pending.insert(
-          id,
-          Pending {
-            deferred,
-            array: array_ref,
-            key: location.key,
-            deadline,
-          },
-        );
-        state.update_keep_alive();
-        Ok(promise)
-      },
-    )
+fn wait_async(
+  js: Js,
+  [array, index, value, timeout]: [sys::napi_value; 4],
+) -> NResult<sys::napi_value> {
+  let state = env::state(js)?;
+  let location = locate(js, array, js.f64(index)?)?;
+  let want = expected(js, &location, value)?;
+  let timeout_ms = js.f64(timeout)?;
+  // SAFETY: `array`, a JS argument of this call, roots the buffer.
+  let still_expected = || unsafe { holds(&location, want) };
+  // ECMA-262 DoWait 19-21, in the critical section: unequal → "not-equal";
+  // an immediate timeout enqueues nothing. Reading first, outside the lock,
+  // gives the same observable result and spares a promise.
+  if !still_expected() {
+    return js.number(code::NOT_EQUAL);
   }
+  if timeout_ms == 0.0 {
+    return js.number(code::TIMED_OUT);
+  }
+  let deadline = deadline_after(timeout_ms);
+  let (deferred, promise) = js.create_promise()?;
+  // DoWait 22-28: enqueue at the tail, under the bucket lock, if the value
+  // still holds. The deadline goes to the notifier thread under that same
+  // lock, so its add precedes any notify's cancel.
+  let shared = &state.shared;
+  let enqueued = REGISTRY.enqueue_if(location.key, still_expected, |id| {
+    if let Some(at) = deadline {
+      timer().add(Deadline {
+        at,
+        id,
+        key: location.key,
+      });
+    }
+    Waiter::Async {
+      env: shared.clone(),
+      deadline,
+    }
+  });
+  let id = match enqueued {
+    Enqueued::Queued(id) => id,
+    Enqueued::NotEqual => {
+      // The value changed between the two reads: conclude the unused
+      // deferred so it is freed; nobody sees its promise.
+      js.resolve(deferred, js.undefined()?)?;
+      return js.number(code::NOT_EQUAL);
+    }
+  };
+  let array_ref = match js.create_reference(array) {
+    Ok(array_ref) => array_ref,
+    Err(failure) => {
+      // Cannot keep the memory alive: take the waiter back out.
+      if REGISTRY.remove(location.key, id).is_some() {
+        if let Some(at) = deadline {
+          timer().cancel(at, id);
+        }
+      }
+      js.resolve(deferred, js.undefined()?)?;
+      return Err(failure);
+    }
+  };
+  let pending = Pending {
+    deferred,
+    array: array_ref,
+    key: location.key,
+    deadline,
+  };
+  state.pending.insert(id, pending);
+  state.update_keep_alive();
+  Ok(promise)
 }
 
 /// `notify(typedArray, index, count)` → how many waiters it woke.
 /// `count` is a Number >= 0 (+Infinity for all).
-unsafe extern "C" fn js_notify(
-  env: sys::napi_env,
-  info: sys::napi_callback_info,
-) -> sys::napi_value {
-  // SAFETY: env and info come from N-API for this call.
-  unsafe {
-    entry(
-      env,
-      info,
-      |env, [array, index, count]: [sys::napi_value; 3]| {
-        let location = locate(env, array, get_f64(env, index)?)?;
-        let count = get_f64(env, count)?;
-        let count = if count >= usize::MAX as f64 {
-          usize::MAX
-        } else {
-          count.max(0.0) as usize
-        };
-        let woken = REGISTRY.dequeue(location.key, count);
-        let n = woken.len();
-        wake(woken, Settled::Woken);
-        number(env, n as f64)
-      },
-    )
-  }
+fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::napi_value> {
+  let location = locate(js, array, js.f64(index)?)?;
+  let count = js.f64(count)?;
+  let count = if count >= usize::MAX as f64 {
+    usize::MAX
+  } else {
+    count.max(0.0) as usize
+  };
+  let woken = REGISTRY.dequeue(location.key, count);
+  let n = woken.len();
+  wake(woken, Settled::Woken);
+  js.number(n as f64)
 }
 
 /// `wait(typedArray, index, value, timeoutMs)` → `code::*`. Blocks for at
 /// most one slice; `code::PENDING` means "call `waitContinue()`".
-unsafe extern "C" fn js_wait(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-  // SAFETY: env and info come from N-API for this call.
-  unsafe {
-    entry(
-      env,
-      info,
-      |env, [array, index, value, timeout]: [sys::napi_value; 4]| {
-        let state = env::state(env)?;
-        let location = locate(env, array, get_f64(env, index)?)?;
-        let want = expected(env, &location, value)?;
-        let timeout_ms = get_f64(env, timeout)?;
-        if let Some(stale) = state.sync_wait.take() {
-          // Only possible if a previous wait's JS loop was abandoned.
-          let _ = REGISTRY.remove(stale.key, stale.id);
-        }
-        let parker = Arc::new(Parker::new());
-        let enqueued = REGISTRY.enqueue_if(
-          location.key,
-          || holds(&location, want),
-          |_| Waiter::Sync(parker.clone()),
-        );
-        let Enqueued::Queued(id) = enqueued else {
-          return number(env, code::NOT_EQUAL);
-        };
-        let deadline = if timeout_ms == 0.0 {
-          Some(Instant::now())
-        } else {
-          deadline_after(timeout_ms)
-        };
-        state.sync_wait = Some(SyncWait {
-          key: location.key,
-          id,
-          parker,
-          deadline,
-        });
-        number(env, park_slice(state))
-      },
-    )
+fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult<sys::napi_value> {
+  let state = env::state(js)?;
+  let location = locate(js, array, js.f64(index)?)?;
+  let want = expected(js, &location, value)?;
+  let timeout_ms = js.f64(timeout)?;
+  if let Some(stale) = state.sync_wait.take() {
+    // Only possible if a previous wait's JS loop was abandoned.
+    let _ = REGISTRY.remove(stale.key, stale.id);
   }
+  let parker = Arc::new(Parker::new());
+  // SAFETY: `array`, a JS argument of this call, roots the buffer.
+  let still_expected = || unsafe { holds(&location, want) };
+  let enqueued = REGISTRY.enqueue_if(location.key, still_expected, |_| {
+    Waiter::Sync(parker.clone())
+  });
+  let Enqueued::Queued(id) = enqueued else {
+    return js.number(code::NOT_EQUAL);
+  };
+  let deadline = if timeout_ms == 0.0 {
+    Some(Instant::now())
+  } else {
+    deadline_after(timeout_ms)
+  };
+  state.sync_wait = Some(SyncWait {
+    key: location.key,
+    id,
+    parker,
+    deadline,
+  });
+  js.number(park_slice(state))
 }
 
 /// `waitContinue()` → `code::*`: the next slice of this thread's sync wait.
-unsafe extern "C" fn js_wait_continue(
-  env: sys::napi_env,
-  info: sys::napi_callback_info,
-) -> sys::napi_value {
-  // SAFETY: env and info come from N-API for this call.
-  unsafe {
-    entry(env, info, |env, []: [sys::napi_value; 0]| {
-      let state = env::state(env)?;
-      if state.sync_wait.is_none() {
-        return Err(Failure::Error(
-          "atomics-waitasync: no wait in progress".into(),
-        ));
-      }
-      number(env, park_slice(state))
-    })
+fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  let state = env::state(js)?;
+  if state.sync_wait.is_none() {
+    return Err(Failure::Error(
+      "atomics-waitasync: no wait in progress".into(),
+    ));
   }
+  js.number(park_slice(state))
 }
 
 /// Parks for one slice of the current sync wait and says how it stands.
@@ -332,69 +288,54 @@ fn park_slice(state: &mut env::EnvState) -> f64 {
   }
 }
 
-/// `unref()` / `ref()`: whether this env's pending waits keep it alive.
-unsafe extern "C" fn js_set_keep_alive(
-  env: sys::napi_env,
-  info: sys::napi_callback_info,
-) -> sys::napi_value {
-  // SAFETY: env and info come from N-API for this call.
-  unsafe {
-    entry(env, info, |env, [flag]: [sys::napi_value; 1]| {
-      let state = env::state(env)?;
-      let mut keep = true;
-      check(sys::napi_get_value_bool(env, flag, &mut keep))?;
-      state.keep_alive = keep;
-      state.update_keep_alive();
-      undefined(env)
-    })
-  }
+/// `setKeepAlive(bool)`: whether this env's pending waits keep it alive.
+fn set_keep_alive(js: Js, [flag]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+  let state = env::state(js)?;
+  state.keep_alive = js.bool(flag)?;
+  state.update_keep_alive();
+  js.undefined()
 }
 
 /// Test-only counts: `[registry waiters on (array, index) or in all,
 /// this env's pending async waiters, deadlines held by the notifier]`.
-unsafe extern "C" fn js_counts_for_testing(
-  env: sys::napi_env,
-  info: sys::napi_callback_info,
-) -> sys::napi_value {
-  // SAFETY: env and info come from N-API for this call.
-  unsafe {
-    entry(env, info, |env, [array, index]: [sys::napi_value; 2]| {
-      let state = env::state(env)?;
-      let mut kind = 0;
-      check(sys::napi_typeof(env, array, &mut kind))?;
-      let waiters = if kind == sys::ValueType::napi_object {
-        REGISTRY.waiters_on(locate(env, array, get_f64(env, index)?)?.key)
-      } else {
-        REGISTRY.len()
-      };
-      let mut result = ptr::null_mut();
-      check(sys::napi_create_array_with_length(env, 3, &mut result))?;
-      let timers = TIMER.get().map_or(0, Timer::pending);
-      for (i, n) in [waiters, state.pending.len(), timers]
-        .into_iter()
-        .enumerate()
-      {
-        check(sys::napi_set_element(
-          env,
-          result,
-          i as u32,
-          number(env, n as f64)?,
-        ))?;
-      }
-      Ok(result)
-    })
-  }
+fn counts_for_testing(js: Js, [array, index]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
+  let state = env::state(js)?;
+  let waiters = if js.is_object(array)? {
+    REGISTRY.waiters_on(locate(js, array, js.f64(index)?)?.key)
+  } else {
+    REGISTRY.len()
+  };
+  let timers = TIMER.get().map_or(0, Timer::pending);
+  js.numbers(&[waiters as f64, state.pending.len() as f64, timers as f64])
 }
 
-type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+/// Declares the raw N-API callback `$name` that runs `$body` through
+/// [`entry`] (argument fetching, panic guard, error throwing).
+macro_rules! callbacks {
+  ($($name:ident => $body:ident;)*) => {$(
+    unsafe extern "C" fn $name(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+      // SAFETY: N-API passes this callback's own env and info.
+      unsafe { entry(env, info, $body) }
+    }
+  )*};
+}
+
+callbacks! {
+  js_wait_async => wait_async;
+  js_wait => wait;
+  js_wait_continue => wait_continue;
+  js_notify => notify;
+  js_set_keep_alive => set_keep_alive;
+  js_counts_for_testing => counts_for_testing;
+}
 
 /// Per env: creates its state, then the binding's functions.
 #[napi(module_exports)]
 pub fn init(exports: Object, env: Env) -> napi::Result<()> {
-  let raw_env = env.raw();
-  let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   // SAFETY: module init runs on the env's thread with a live env.
-  unsafe { env::init(raw_env) }.map_err(to_napi)?;
+  let js = unsafe { Js::new(env.raw()) };
+  let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
+  env::init(js).map_err(to_napi)?;
   let functions: [(&str, Callback); 6] = [
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
@@ -404,25 +345,8 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     ("countsForTesting", js_counts_for_testing),
   ];
   for (name, callback) in functions {
-    let c_name = CString::new(name).expect("no NUL in names");
-    let mut function = ptr::null_mut();
-    // SAFETY: env on its thread; the name outlives the call; function is a
-    // live local.
-    let status = unsafe {
-      sys::napi_create_function(
-        raw_env,
-        c_name.as_ptr(),
-        name.len() as isize,
-        Some(callback),
-        ptr::null_mut(),
-        &mut function,
-      )
-    };
-    check(status).map_err(to_napi)?;
-    // SAFETY: exports is the live exports object of this env.
-    let status =
-      unsafe { sys::napi_set_named_property(raw_env, exports.raw(), c_name.as_ptr(), function) };
-    check(status).map_err(to_napi)?;
+    js.set_function(exports.raw(), name, callback)
+      .map_err(to_napi)?;
   }
   Ok(())
 }

@@ -20,7 +20,7 @@ use napi::sys;
 use parking_lot::Mutex;
 
 use super::env::EnvState;
-use super::ffi::{check, latin1, NResult};
+use super::ffi::{check, Js, NResult};
 use crate::registry::WaiterId;
 
 /// How an async wait ended.
@@ -104,21 +104,18 @@ impl EnvShared {
 /// pending async waiters (see `EnvState::update_keep_alive`).
 ///
 /// # Safety
-/// `env` is the current env, on its own thread; `state` points to the env's
-/// state, which outlives every call of [`settle`] with a non-null env (it is
-/// freed by the cleanup hook, after the TSFN is aborted).
-pub unsafe fn create_tsfn(
-  env: sys::napi_env,
-  state: *mut EnvState,
-) -> NResult<sys::napi_threadsafe_function> {
-  // SAFETY: env from the caller.
-  let name = unsafe { latin1(env, "atomics-waitasync") }?;
+/// `state` points to the env's state, which outlives every call of
+/// [`settle`] with a non-null env (it is freed by the cleanup hook, after
+/// the TSFN is aborted).
+pub unsafe fn create_tsfn(js: Js, state: *mut EnvState) -> NResult<sys::napi_threadsafe_function> {
+  let name = js.latin1("atomics-waitasync")?;
   let mut tsfn = ptr::null_mut();
-  // SAFETY: no JS function is given, so call_js_cb is required and given;
-  // context is the env state, valid as stated above; tsfn is a live local.
+  // SAFETY: live env on its thread; no JS function is given, so call_js_cb
+  // is required and given; context is the env state, valid as stated
+  // above; tsfn is a live local.
   check(unsafe {
     sys::napi_create_threadsafe_function(
-      env,
+      js.raw(),
       ptr::null_mut(),
       ptr::null_mut(),
       name,
@@ -132,7 +129,7 @@ pub unsafe fn create_tsfn(
     )
   })?;
   // SAFETY: tsfn was just created on this env's thread.
-  check(unsafe { sys::napi_unref_threadsafe_function(env, tsfn) })?;
+  check(unsafe { sys::napi_unref_threadsafe_function(js.raw(), tsfn) })?;
   Ok(tsfn)
 }
 
@@ -156,29 +153,25 @@ unsafe extern "C" fn settle(
     // the TSFN first, after which call-js only sees a null env), so the
     // state is alive; it is only touched on this thread.
     let state = unsafe { &mut *context.cast::<EnvState>() };
-    // SAFETY: env is the live env N-API passed, on its thread.
-    let _ = unsafe { settle_all(env, state) };
+    // SAFETY: N-API runs call-js on the env's thread with a live env.
+    let js = unsafe { Js::new(env) };
+    settle_all(js, state);
   }));
 }
 
 /// Number of promises resolved under one handle scope.
 const SCOPE_CHUNK: usize = 256;
 
-/// # Safety
-/// `env` is the current env, on its own thread; `state` is its state.
-unsafe fn settle_all(env: sys::napi_env, state: &mut EnvState) -> NResult<()> {
+fn settle_all(js: Js, state: &mut EnvState) {
   let mut woken = std::mem::take(&mut state.spare);
   state.shared.drain_into(&mut woken);
   for chunk in woken.chunks(SCOPE_CHUNK) {
-    let mut scope = ptr::null_mut();
-    // SAFETY: env on its thread; scope is a live local, closed below.
-    check(unsafe { sys::napi_open_handle_scope(env, &mut scope) })?;
-    // SAFETY: env on its thread, inside the scope just opened.
-    let ok = unsafe { latin1(env, "ok") };
-    // SAFETY: as above.
-    let timed_out = unsafe { latin1(env, "timed-out") };
-    if let (Ok(ok), Ok(timed_out)) = (ok, timed_out) {
+    let _ = js.scoped(|| -> NResult<()> {
+      let ok = js.latin1("ok")?;
+      let timed_out = js.latin1("timed-out")?;
       for &(id, how) in chunk {
+        // Taking it out of the map first means each deferred and reference
+        // is concluded exactly once.
         let Some(pending) = state.pending.remove(&id) else {
           continue;
         };
@@ -186,18 +179,13 @@ unsafe fn settle_all(env: sys::napi_env, state: &mut EnvState) -> NResult<()> {
           Settled::Woken => ok,
           Settled::TimedOut => timed_out,
         };
-        // SAFETY: the deferred was created on this env and is concluded once:
-        // it has just been taken out of the pending map.
-        let _ = unsafe { sys::napi_resolve_deferred(env, pending.deferred, value) };
-        // SAFETY: the reference was created on this env, deleted once.
-        let _ = unsafe { sys::napi_delete_reference(env, pending.array) };
+        let _ = js.resolve(pending.deferred, value);
+        js.delete_reference(pending.array);
       }
-    }
-    // SAFETY: closes the scope opened above, on the same thread.
-    unsafe { sys::napi_close_handle_scope(env, scope) };
+      Ok(())
+    });
   }
   woken.clear();
   state.spare = woken;
   state.update_keep_alive();
-  Ok(())
 }
