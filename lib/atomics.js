@@ -8,7 +8,6 @@
 //
 // A factory, so tests can hand it a fake binding.
 
-const { isSharedArrayBuffer } = require('util').types;
 
 // Binding result codes (src/napi/mod.rs `code`).
 const OK = 0;
@@ -30,6 +29,20 @@ const typedArrayLength = accessor('length');
 // Any method that runs ValidateTypedArray throws a TypeError on a detached
 // or out-of-bounds view; `entries` exists on every runtime we support.
 const typedArrayEntries = uncurry(TypedArrayPrototype.entries);
+
+// The SharedArrayBuffer byteLength getter throws for anything that is not
+// a SharedArrayBuffer (of any realm): a builtin, far cheaper than a call to
+// util.types.isSharedArrayBuffer on the hot path.
+const sharedByteLength = uncurry(Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get);
+
+function isSharedArrayBuffer(buffer) {
+  try {
+    sharedByteLength(buffer);
+    return true;
+  } catch (_) {
+    return false;
+  }
+}
 
 const MAX_SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
 

@@ -4,12 +4,14 @@
 //!
 //! - [`registry`]: address-keyed FIFO wait queues; pure Rust, no N-API.
 //! - [`parker`]: blocking park/unpark for sync waiters.
+//! - [`slab`]: dense index-addressed storage for pending promises.
 //! - [`timer`]: the notifier thread that owns async deadlines.
 //! - `napi`: the thin unsafe layer: typed arrays to addresses, per-env
 //!   promise settling through one ThreadsafeFunction, env teardown.
 
 pub mod parker;
 pub mod registry;
+pub mod slab;
 pub mod timer;
 
 #[cfg(not(test))]

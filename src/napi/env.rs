@@ -7,7 +7,6 @@
 //! the env's own thread: by calls from JS, by the TSFN's call-js, and by the
 //! cleanup hook.
 
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
@@ -19,10 +18,13 @@ use super::ffi::{check, Failure, Js, NResult};
 use super::resolver::{create_tsfn, EnvShared, Settled};
 use super::REGISTRY;
 use crate::parker::Parker;
-use crate::registry::{BuildAddressHasher, WaiterId};
+use crate::registry::WaiterId;
+use crate::slab::Slab;
 
 /// A pending `waitAsync`, owned by its env's thread.
 pub struct Pending {
+  /// Its id in the registry (for teardown and deadline cancel).
+  pub id: WaiterId,
   pub deferred: sys::napi_deferred,
   /// Strong reference to the typed array: its memory must not be freed
   /// and reused under a live registry key.
@@ -43,9 +45,10 @@ pub struct EnvState {
   pub env: sys::napi_env,
   pub shared: Arc<EnvShared>,
   tsfn: sys::napi_threadsafe_function,
-  pub pending: HashMap<WaiterId, Pending, BuildAddressHasher>,
+  /// Pending async waits, by the slot index their waiter carries.
+  pub pending: Slab<Pending>,
   /// Reused buffer for draining the mailbox.
-  pub spare: Vec<(WaiterId, Settled)>,
+  pub spare: Vec<(u32, Settled)>,
   /// False after `unref()`: pending waiters do not keep the env alive.
   pub keep_alive: bool,
   /// Whether the TSFN is ref'd right now.
@@ -82,7 +85,7 @@ pub fn init(js: Js) -> NResult<()> {
     env,
     shared: Arc::new(EnvShared::new(ptr::null_mut())),
     tsfn: ptr::null_mut(),
-    pending: HashMap::default(),
+    pending: Slab::default(),
     spare: Vec::new(),
     keep_alive: true,
     refed: false,
@@ -156,7 +159,8 @@ fn teardown(js: Js, mut state: EnvState) {
   let _ = unsafe {
     sys::napi_release_threadsafe_function(tsfn, sys::ThreadsafeFunctionReleaseMode::abort)
   };
-  for (id, pending) in state.pending.drain() {
+  for pending in state.pending.drain() {
+    let id = pending.id;
     if REGISTRY.remove(pending.key, id).is_some() {
       if let Some(at) = pending.deadline {
         super::timer().cancel(at, id);

@@ -37,6 +37,8 @@ pub enum Waiter {
   Sync(Arc<Parker>),
   Async {
     env: Arc<EnvShared>,
+    /// Index of its `Pending` in the env's slab.
+    slot: u32,
     deadline: Option<Instant>,
   },
 }
@@ -86,12 +88,16 @@ fn deadline_after(timeout_ms: f64) -> Option<Instant> {
 /// unparks sync ones, and hands async ones to their envs, one batch per env
 /// run.
 fn wake(woken: Vec<(WaiterId, Waiter)>, how: Settled) {
-  let mut batch: Vec<(WaiterId, Settled)> = Vec::new();
+  let mut batch: Vec<(u32, Settled)> = Vec::new();
   let mut batch_env: Option<Arc<EnvShared>> = None;
   for (id, waiter) in woken {
     match waiter {
       Waiter::Sync(parker) => parker.unpark(),
-      Waiter::Async { env, deadline } => {
+      Waiter::Async {
+        env,
+        slot,
+        deadline,
+      } => {
         if how == Settled::Woken {
           if let Some(at) = deadline {
             timer().cancel(at, id);
@@ -106,7 +112,7 @@ fn wake(woken: Vec<(WaiterId, Waiter)>, how: Settled) {
         } else {
           batch_env = Some(env);
         }
-        batch.push((id, how));
+        batch.push((slot, how));
       }
     }
   }
@@ -150,52 +156,51 @@ fn wait_async(
   }
   let deadline = deadline_after(timeout_ms);
   let (deferred, promise) = js.create_promise()?;
-  // DoWait 22-28: enqueue at the tail, under the bucket lock, if the value
-  // still holds. The deadline goes to the notifier thread under that same
-  // lock, so its add precedes any notify's cancel.
-  let shared = &state.shared;
-  let enqueued = REGISTRY.enqueue_if(location.key, still_expected, |id| {
-    if let Some(at) = deadline {
-      timer().add(Deadline {
-        at,
-        id,
-        key: location.key,
-      });
-    }
-    Waiter::Async {
-      env: shared.clone(),
-      deadline,
-    }
-  });
-  let id = match enqueued {
-    Enqueued::Queued(id) => id,
-    Enqueued::NotEqual => {
-      // The value changed between the two reads: conclude the unused
-      // deferred so it is freed; nobody sees its promise.
-      js.resolve(deferred, js.undefined()?)?;
-      return js.number(code::NOT_EQUAL);
-    }
-  };
   let array_ref = match js.create_reference(array) {
     Ok(array_ref) => array_ref,
     Err(failure) => {
-      // Cannot keep the memory alive: take the waiter back out.
-      if REGISTRY.remove(location.key, id).is_some() {
-        if let Some(at) = deadline {
-          timer().cancel(at, id);
-        }
-      }
       js.resolve(deferred, js.undefined()?)?;
       return Err(failure);
     }
   };
-  let pending = Pending {
+  let key = location.key;
+  let slot = state.pending.insert(Pending {
+    id: 0,
     deferred,
     array: array_ref,
-    key: location.key,
+    key,
     deadline,
-  };
-  state.pending.insert(id, pending);
+  });
+  // DoWait 22-28: enqueue at the tail, under the bucket lock, if the value
+  // still holds. The deadline goes to the notifier thread under that same
+  // lock, so its add precedes any notify's cancel.
+  let shared = &state.shared;
+  let enqueued = REGISTRY.enqueue_if(key, still_expected, |id| {
+    if let Some(at) = deadline {
+      timer().add(Deadline { at, id, key });
+    }
+    Waiter::Async {
+      env: shared.clone(),
+      slot,
+      deadline,
+    }
+  });
+  match enqueued {
+    Enqueued::Queued(id) => {
+      if let Some(pending) = state.pending.get_mut(slot) {
+        pending.id = id;
+      }
+    }
+    Enqueued::NotEqual => {
+      // The value changed between the two reads: conclude the unused
+      // deferred so it is freed; nobody sees its promise.
+      if let Some(unused) = state.pending.take(slot) {
+        js.delete_reference(unused.array);
+        js.resolve(unused.deferred, js.undefined()?)?;
+      }
+      return js.number(code::NOT_EQUAL);
+    }
+  }
   state.update_keep_alive();
   Ok(promise)
 }

@@ -21,7 +21,6 @@ use parking_lot::Mutex;
 
 use super::env::EnvState;
 use super::ffi::{check, Js, NResult};
-use crate::registry::WaiterId;
 
 /// How an async wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +39,8 @@ struct Mailbox {
   closed: bool,
   tsfn: sys::napi_threadsafe_function,
   /// Waiters taken off their queues, not yet settled on the env's thread.
-  woken: Vec<(WaiterId, Settled)>,
+  /// Slot indexes of waiters taken off their queues, not yet settled.
+  woken: Vec<(u32, Settled)>,
 }
 
 // SAFETY: the only raw pointer is the TSFN handle, which N-API allows any
@@ -61,7 +61,7 @@ impl EnvShared {
   }
 
   /// Hands settled waiters to the env's thread. Callable from any thread.
-  pub fn deliver(&self, batch: &[(WaiterId, Settled)]) {
+  pub fn deliver(&self, batch: &[(u32, Settled)]) {
     if batch.is_empty() {
       return;
     }
@@ -86,7 +86,7 @@ impl EnvShared {
   }
 
   /// Moves the mailbox's contents into `into` (which must be empty).
-  fn drain_into(&self, into: &mut Vec<(WaiterId, Settled)>) {
+  fn drain_into(&self, into: &mut Vec<(u32, Settled)>) {
     let mut mailbox = self.mailbox.lock();
     std::mem::swap(&mut mailbox.woken, into);
   }
@@ -169,10 +169,10 @@ fn settle_all(js: Js, state: &mut EnvState) {
     let _ = js.scoped(|| -> NResult<()> {
       let ok = js.latin1("ok")?;
       let timed_out = js.latin1("timed-out")?;
-      for &(id, how) in chunk {
+      for &(slot, how) in chunk {
         // Taking it out of the map first means each deferred and reference
         // is concluded exactly once.
-        let Some(pending) = state.pending.remove(&id) else {
+        let Some(pending) = state.pending.take(slot) else {
           continue;
         };
         let value = match how {
