@@ -46,6 +46,26 @@ function isSharedArrayBuffer(buffer) {
 
 const MAX_SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
 
+// An interrupt point for the sync wait's loop. worker.terminate() asks V8 to
+// stop at its next interrupt check, but a loop that only calls a native
+// function may run ~500 ms before the interpreter's budget-based check
+// fires. The engine's own Atomics.wait handles pending interrupts whenever
+// it gets past its value check, even with timeout 0, so one call per slice
+// (every 10 ms, ~0.3 µs) makes termination prompt. Taken at load time,
+// before any polyfill replaces Atomics.wait.
+const engineWait = Atomics.wait;
+const kInterruptCell = new Int32Array(new SharedArrayBuffer(4));
+let interruptPoint = function interruptPoint() {
+  engineWait(kInterruptCell, 0, 0, 0);
+};
+try {
+  interruptPoint();
+} catch (_) {
+  // An engine whose Atomics.wait refuses to run here: a plain function
+  // call still gets a stack check at entry in unoptimised code.
+  interruptPoint = function interruptPoint() {};
+}
+
 function describe(value) {
   if (value === null) return 'null';
   if (typeof value === 'function') return 'a function';
@@ -188,7 +208,10 @@ function createAtomics(binding) {
     // The binding blocks in short slices and returns PENDING between them,
     // so that worker.terminate() can stop this loop.
     let code = binding.wait(typedArray, i, v, t);
-    while (code === PENDING) code = binding.waitContinue();
+    while (code === PENDING) {
+      interruptPoint();
+      code = binding.waitContinue();
+    }
     return kStrings[code];
   }
 
