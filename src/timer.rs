@@ -18,7 +18,10 @@
 //! costs every sender a futex wake, ~5 µs: 10,000 waitAsync calls with a
 //! timeout then took 50 ms). It parks until its next deadline and publishes
 //! that deadline in `sleep_until`; a sender unparks it only when its own
-//! deadline is earlier, or when messages pile up. Cancels never wake it.
+//! deadline is earlier, or when messages pile up. Cancels never wake it:
+//! while it holds deadlines, the thread wakes at least every `SWEEP` to
+//! drop cancelled ones, so a notified waiter's deadline is gone within
+//! that time, not left until it would have expired.
 //! After publishing, the thread looks at the channel once more before it
 //! parks, and a sender reads `sleep_until` after sending, both with SeqCst
 //! fences between, so one of them always sees the other (no lost wake-up).
@@ -31,7 +34,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, Thread};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
@@ -53,6 +56,10 @@ enum Message {
 /// Messages that may wait in the channel before a sender wakes the thread
 /// to take them (bounds the memory cancels hold while it sleeps).
 const BACKLOG: usize = 4096;
+
+/// The longest the thread sleeps while it holds deadlines, so that
+/// cancelled ones are dropped promptly (an idle wake-up costs microseconds).
+const SWEEP: Duration = Duration::from_millis(50);
 
 /// `sleep_until` while the thread is awake, or parked with no deadline.
 const AWAKE: u64 = 0;
@@ -174,7 +181,7 @@ fn run(receiver: Receiver<Message>, shared: Arc<Shared>, mut on_expire: impl FnM
     fence(Ordering::SeqCst);
     if receiver.is_empty() {
       match next {
-        Some(at) => thread::park_timeout(at.saturating_duration_since(Instant::now())),
+        Some(at) => thread::park_timeout(at.saturating_duration_since(Instant::now()).min(SWEEP)),
         None => thread::park(),
       }
     }
@@ -274,6 +281,25 @@ mod tests {
       .expect("the early deadline fired");
     assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [2]);
     assert!(when >= base + Duration::from_millis(5));
+  }
+
+  #[test]
+  fn a_cancelled_far_deadline_is_dropped_long_before_it_would_expire() {
+    let timer = Timer::start(|_| panic!("nothing may expire")).unwrap();
+    let far = deadline(3_600_000, 1, Instant::now());
+    timer.add(far);
+    while timer.pending() == 0 {
+      std::thread::yield_now();
+    }
+    timer.cancel(far.at, far.id);
+    let give_up = Instant::now() + Duration::from_secs(5);
+    while timer.pending() != 0 {
+      assert!(
+        Instant::now() < give_up,
+        "the cancelled deadline is still held"
+      );
+      std::thread::sleep(Duration::from_millis(1));
+    }
   }
 
   #[test]
