@@ -12,6 +12,7 @@
 pub mod parker;
 pub mod registry;
 pub mod slab;
+pub mod sync;
 pub mod timer;
 
 #[cfg(not(test))]

@@ -1,0 +1,145 @@
+//! Model checking of the registry's races with loom: every interleaving
+//! (up to loom's bounds) of notify, timeout, cancel and env teardown over
+//! the very same `src/registry.rs`, compiled here against loom's mutex and
+//! atomics (see `sync` below) instead of parking_lot's and std's.
+//!
+//! What each model asserts is what a user relies on: a waiter has exactly
+//! one owner of its outcome, a notify counts exactly the waiters it took,
+//! FIFO order holds, and no wake-up is lost between the value check and the
+//! enqueue.
+
+/// The registry's `crate::sync`, backed by loom.
+mod sync {
+  pub use loom::sync::atomic::{AtomicU64, AtomicUsize};
+
+  /// parking_lot's `lock()` returns the guard directly; so does this.
+  pub struct Mutex<T>(loom::sync::Mutex<T>);
+
+  impl<T> Mutex<T> {
+    pub fn new(value: T) -> Self {
+      Mutex(loom::sync::Mutex::new(value))
+    }
+
+    pub fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
+      self.0.lock().unwrap()
+    }
+  }
+
+  /// Few buckets keep each model small; collisions are exercised too.
+  pub const BUCKET_COUNT: usize = 2;
+}
+
+#[path = "../src/registry.rs"]
+#[allow(dead_code, reason = "only part of the registry is exercised here")]
+mod registry;
+
+use loom::sync::atomic::{AtomicI32, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+use registry::{Enqueued, Registry, WaiterId};
+
+const KEY: usize = 0x1000;
+
+fn queued(registry: &Registry<&'static str>, key: usize, tag: &'static str) -> WaiterId {
+  match registry.enqueue_if(key, || true, |_| tag) {
+    Enqueued::Queued(id) => id,
+    Enqueued::NotEqual => unreachable!("the check passed"),
+  }
+}
+
+/// One waiter; a notify, its deadline and its env's teardown race to take
+/// it. Exactly one wins; the notify's count says whether it was that one.
+#[test]
+fn notify_timeout_and_teardown_have_one_winner() {
+  loom::model(|| {
+    let registry = Arc::new(Registry::new());
+    let id = queued(&registry, KEY, "w");
+    let notifier = {
+      let registry = registry.clone();
+      thread::spawn(move || registry.dequeue(KEY, 1).len())
+    };
+    let timer = {
+      let registry = registry.clone();
+      thread::spawn(move || registry.remove(KEY, id).is_some() as usize)
+    };
+    let teardown = registry.remove(KEY, id).is_some() as usize;
+    let wins = notifier.join().unwrap() + timer.join().unwrap() + teardown;
+    assert_eq!(wins, 1, "exactly one owner of the outcome");
+    assert!(registry.is_empty());
+  });
+}
+
+/// A waiter checks `cell == 0` and queues under the lock; the notifier
+/// stores 1 and notifies. Either the waiter saw 1 (not-equal), or the
+/// notify took it: it is never left queued (the lost wake-up).
+#[test]
+fn no_wake_up_is_lost_between_check_and_enqueue() {
+  loom::model(|| {
+    let registry = Arc::new(Registry::<&'static str>::new());
+    let cell = Arc::new(AtomicI32::new(0));
+    let waiter = {
+      let (registry, cell) = (registry.clone(), cell.clone());
+      thread::spawn(move || registry.enqueue_if(KEY, || cell.load(Ordering::SeqCst) == 0, |_| "w"))
+    };
+    cell.store(1, Ordering::SeqCst);
+    let woken = registry.dequeue(KEY, usize::MAX).len();
+    match waiter.join().unwrap() {
+      Enqueued::NotEqual => assert_eq!(woken, 0),
+      Enqueued::Queued(_) => assert_eq!(
+        woken, 1,
+        "queued before the store, so the notify must take it"
+      ),
+    }
+    assert!(registry.is_empty(), "a waiter left queued after the notify");
+  });
+}
+
+/// Two threads queue on one key while a third notifies one at a time:
+/// wake order is enqueue order, and the counts add up.
+#[test]
+fn fifo_and_counts_under_concurrent_enqueue_and_notify() {
+  loom::model(|| {
+    let registry = Arc::new(Registry::new());
+    let first = queued(&registry, KEY, "first");
+    let second = {
+      let registry = registry.clone();
+      thread::spawn(move || queued(&registry, KEY, "second"))
+    };
+    let notifier = {
+      let registry = registry.clone();
+      thread::spawn(move || registry.dequeue(KEY, 1))
+    };
+    let second = second.join().unwrap();
+    assert!(second > first, "ids follow enqueue order");
+    let woken = notifier.join().unwrap();
+    assert_eq!(woken.len(), 1);
+    assert_eq!(woken[0], (first, "first"), "the oldest waiter goes first");
+    assert_eq!(registry.dequeue(KEY, 5), vec![(second, "second")]);
+  });
+}
+
+/// Waiters on two keys that share a bucket: a notify of one key never
+/// takes the other's waiter, whatever the interleaving.
+#[test]
+fn keys_sharing_a_bucket_stay_apart() {
+  loom::model(|| {
+    let registry = Arc::new(Registry::new());
+    let a = KEY;
+    let b = (1..64)
+      .map(|i| KEY + 4 * i)
+      .find(|&b| Registry::<()>::same_bucket(a, b))
+      .expect("a colliding key");
+    let other = {
+      let registry = registry.clone();
+      thread::spawn(move || {
+        queued(&registry, b, "b");
+        registry.dequeue(a, usize::MAX).len()
+      })
+    };
+    queued(&registry, a, "a");
+    let taken_by_other = other.join().unwrap();
+    let left_on_a = registry.dequeue(a, usize::MAX).len();
+    assert_eq!(taken_by_other + left_on_a, 1);
+    assert_eq!(registry.waiters_on(b), 1);
+  });
+}

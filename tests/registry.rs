@@ -1,0 +1,218 @@
+//! The registry with real threads: FIFO order, counts, and notify against
+//! timeout against cancel. Every interleaving of the same races, on a small
+//! scale, is in loom_registry.rs.
+
+use atomics_waitasync::registry::{Enqueued, Registry, WaiterId};
+use std::sync::atomic::AtomicI32;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+fn queue(registry: &Registry<u32>, key: usize, tag: u32) -> WaiterId {
+  match registry.enqueue_if(key, || true, |_| tag) {
+    Enqueued::Queued(id) => id,
+    Enqueued::NotEqual => panic!("value check passed, yet not queued"),
+  }
+}
+
+#[test]
+fn dequeues_in_fifo_order() {
+  let registry = Registry::new();
+  for tag in 0..10 {
+    queue(&registry, 8, tag);
+  }
+  let first: Vec<u32> = registry.dequeue(8, 3).into_iter().map(|(_, w)| w).collect();
+  assert_eq!(first, [0, 1, 2]);
+  let rest: Vec<u32> = registry
+    .dequeue(8, usize::MAX)
+    .into_iter()
+    .map(|(_, w)| w)
+    .collect();
+  assert_eq!(rest, [3, 4, 5, 6, 7, 8, 9]);
+  assert!(registry.is_empty());
+}
+
+#[test]
+fn counts_only_what_it_dequeues() {
+  let registry = Registry::new();
+  queue(&registry, 16, 1);
+  queue(&registry, 16, 2);
+  assert_eq!(registry.dequeue(16, 0).len(), 0);
+  assert_eq!(registry.dequeue(24, 5).len(), 0, "other key");
+  assert_eq!(registry.dequeue(16, 5).len(), 2);
+  assert_eq!(registry.dequeue(16, 5).len(), 0);
+  assert_eq!(registry.len(), 0);
+}
+
+#[test]
+fn keys_are_independent() {
+  let registry = Registry::new();
+  queue(&registry, 0, 0);
+  queue(&registry, 4, 4);
+  queue(&registry, 4, 5);
+  assert_eq!(registry.waiters_on(0), 1);
+  assert_eq!(registry.waiters_on(4), 2);
+  assert_eq!(registry.dequeue(4, 1)[0].1, 4);
+  assert_eq!(registry.waiters_on(0), 1);
+}
+
+#[test]
+fn failed_check_queues_nothing() {
+  let registry: Registry<u32> = Registry::new();
+  let mut made = false;
+  let outcome = registry.enqueue_if(
+    0,
+    || false,
+    |_| {
+      made = true;
+      0
+    },
+  );
+  assert_eq!(outcome, Enqueued::NotEqual);
+  assert!(!made);
+  assert!(registry.is_empty());
+}
+
+#[test]
+fn remove_takes_from_the_middle_and_only_once() {
+  let registry = Registry::new();
+  let ids: Vec<WaiterId> = (0..5).map(|tag| queue(&registry, 32, tag)).collect();
+  assert_eq!(registry.remove(32, ids[2]), Some(2));
+  assert_eq!(registry.remove(32, ids[2]), None, "second remover loses");
+  let left: Vec<u32> = registry
+    .dequeue(32, usize::MAX)
+    .into_iter()
+    .map(|(_, w)| w)
+    .collect();
+  assert_eq!(left, [0, 1, 3, 4]);
+  assert_eq!(registry.remove(32, ids[0]), None, "notify won");
+}
+
+/// Each of `threads` threads races a notify, a timeout-style remove and a
+/// cancel-style remove over the same waiters: every waiter has exactly one
+/// owner, and the total of all three equals what was queued.
+fn race_notify_timeout_cancel(threads: usize, waiters: usize) {
+  let registry = Arc::new(Registry::<usize>::new());
+  let ids: Vec<WaiterId> = (0..waiters)
+    .map(|tag| queue_usize(&registry, 64, tag))
+    .collect();
+  let ids = Arc::new(ids);
+  let barrier = Arc::new(Barrier::new(threads));
+  let handles: Vec<_> = (0..threads)
+    .map(|t| {
+      let (registry, ids, barrier) = (registry.clone(), ids.clone(), barrier.clone());
+      thread::spawn(move || {
+        barrier.wait();
+        let mut owned = Vec::new();
+        for (i, &id) in ids.iter().enumerate() {
+          if (i + t) % 3 == 0 {
+            owned.extend(registry.dequeue(64, 1).into_iter().map(|(_, w)| w));
+          } else if let Some(w) = registry.remove(64, id) {
+            owned.push(w);
+          }
+        }
+        owned
+      })
+    })
+    .collect();
+  let mut owned: Vec<usize> = handles
+    .into_iter()
+    .flat_map(|h| h.join().unwrap())
+    .collect();
+  owned.extend(registry.dequeue(64, usize::MAX).into_iter().map(|(_, w)| w));
+  owned.sort_unstable();
+  assert_eq!(
+    owned,
+    (0..waiters).collect::<Vec<_>>(),
+    "each waiter owned exactly once"
+  );
+  assert!(registry.is_empty());
+}
+
+fn queue_usize(registry: &Registry<usize>, key: usize, tag: usize) -> WaiterId {
+  match registry.enqueue_if(key, || true, |_| tag) {
+    Enqueued::Queued(id) => id,
+    Enqueued::NotEqual => unreachable!(),
+  }
+}
+
+/// The lost-wake-up property with a real value: waiters check `cell == 0`
+/// under the lock; the notifier stores 1, then notifies. A waiter either
+/// sees 1 (not-equal) or is queued before the notify and gets woken.
+fn no_lost_wakeup(threads: usize, rounds: usize) {
+  for _ in 0..rounds {
+    let registry = Arc::new(Registry::<usize>::new());
+    let cell = Arc::new(AtomicI32::new(0));
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let waiters: Vec<_> = (0..threads)
+      .map(|t| {
+        let (registry, cell, barrier) = (registry.clone(), cell.clone(), barrier.clone());
+        thread::spawn(move || {
+          barrier.wait();
+          registry.enqueue_if(72, || cell.load(Ordering::SeqCst) == 0, |_| t)
+        })
+      })
+      .collect();
+    barrier.wait();
+    cell.store(1, Ordering::SeqCst);
+    let mut woken = registry.dequeue(72, usize::MAX).len();
+    let queued = waiters
+      .into_iter()
+      .map(|h| h.join().unwrap())
+      .filter(|e| matches!(e, Enqueued::Queued(_)))
+      .count();
+    // A waiter that passed its check after the store is impossible; one
+    // that passed before the store but queued after the dequeue is the
+    // lost wake-up. Both would leave `queued > woken`.
+    woken += registry.dequeue(72, usize::MAX).len();
+    assert_eq!(queued, woken);
+    assert!(registry.dequeue(72, usize::MAX).is_empty());
+  }
+}
+
+macro_rules! matrix {
+  ($($name:ident: $body:expr;)*) => {$(
+    #[test]
+    fn $name() {
+      $body
+    }
+  )*};
+}
+
+matrix! {
+  race_2_threads: race_notify_timeout_cancel(2, 1_000);
+  race_4_threads: race_notify_timeout_cancel(4, 2_000);
+  race_8_threads: race_notify_timeout_cancel(8, 4_000);
+  lost_wakeup_2_threads: no_lost_wakeup(2, 200);
+  lost_wakeup_8_threads: no_lost_wakeup(8, 100);
+}
+
+#[test]
+fn fifo_across_threads_by_enqueue_order() {
+  // Threads enqueue one at a time, handing a token around; the queue must
+  // come back in exactly that order.
+  let registry = Arc::new(Registry::<usize>::new());
+  let turn = Arc::new(AtomicUsize::new(0));
+  let handles: Vec<_> = (0..4)
+    .map(|t| {
+      let (registry, turn) = (registry.clone(), turn.clone());
+      thread::spawn(move || {
+        for round in 0..50 {
+          let me = round * 4 + t;
+          while turn.load(Ordering::Acquire) != me {
+            std::hint::spin_loop();
+          }
+          queue_usize(&registry, 80, me);
+          turn.store(me + 1, Ordering::Release);
+        }
+      })
+    })
+    .collect();
+  handles.into_iter().for_each(|h| h.join().unwrap());
+  let order: Vec<usize> = registry
+    .dequeue(80, usize::MAX)
+    .into_iter()
+    .map(|(_, w)| w)
+    .collect();
+  assert_eq!(order, (0..200).collect::<Vec<_>>());
+}
