@@ -314,6 +314,12 @@ fn counts_for_testing(js: Js, [array, index]: [sys::napi_value; 2]) -> NResult<s
   js.numbers(&[waiters as f64, state.pending.len() as f64, timers as f64])
 }
 
+/// Test-only: panics inside a callback, to show that a panic in the addon
+/// reaches JS as an Error and never unwinds across the FFI boundary.
+fn panic_for_testing(_js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  panic!("panicForTesting");
+}
+
 /// Declares the raw N-API callback `$name` that runs `$body` through
 /// [`entry`] (argument fetching, panic guard, error throwing).
 macro_rules! callbacks {
@@ -332,6 +338,7 @@ callbacks! {
   js_notify => notify;
   js_set_keep_alive => set_keep_alive;
   js_counts_for_testing => counts_for_testing;
+  js_panic_for_testing => panic_for_testing;
 }
 
 /// Per env: creates its state, then the binding's functions.
@@ -341,13 +348,14 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   let js = unsafe { Js::new(env.raw()) };
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js).map_err(to_napi)?;
-  let functions: [(&str, Callback); 6] = [
+  let functions: [(&str, Callback); 7] = [
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
     ("notify", js_notify),
     ("setKeepAlive", js_set_keep_alive),
     ("countsForTesting", js_counts_for_testing),
+    ("panicForTesting", js_panic_for_testing),
   ];
   for (name, callback) in functions {
     js.set_function(exports.raw(), name, callback)
