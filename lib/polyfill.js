@@ -1,0 +1,100 @@
+'use strict';
+// The polyfill: puts the package's waitAsync, wait and notify on a realm's
+// `Atomics` object, shaped like the built-ins they replace.
+//
+// A factory over the binding and the `Atomics` object to patch, so tests can
+// hand it a fake of each. index.js makes the real one (one per thread: every
+// worker has its own `Atomics` and its own copy of index.js).
+
+const { createAtomics } = require('./atomics');
+
+const NAMES = ['waitAsync', 'wait', 'notify'];
+
+/**
+ * @param {object} binding the native binding (see lib/atomics.js)
+ * @param {object} atomics the `Atomics` object to patch
+ * @returns {{ install: Function }}
+ */
+function createPolyfill(binding, atomics) {
+  // The `notify` found on `atomics` by the first install that patched it:
+  // the engine's own, or whatever was there (another copy of this package,
+  // with its own registry). Taken once, so a later forced install cannot
+  // mistake our own notify, or a user's wrapper of it, for the original and
+  // end up calling itself.
+  let originalNotify = null;
+  let patchedOnce = false;
+
+  const ponyfill = createAtomics(binding);
+  // The installed notify goes through the package's notify, so validation
+  // and coercion (valueOf calls included) happen once, in the spec's order,
+  // and a non-shared array gives 0 before any engine notify could throw
+  // (Node 14's does). Only the binding step differs: after the registry's
+  // waiters, the original notify wakes threads blocked in the engine's own
+  // Atomics.wait, for what is left of the count.
+  const chained = createAtomics(
+    Object.assign({}, binding, {
+      notify(typedArray, index, count) {
+        const woken = binding.notify(typedArray, index, count);
+        const rest = count - woken; // Infinity stays Infinity
+        if (rest <= 0 || originalNotify === null) return woken;
+        return woken + originalNotify.call(atomics, typedArray, index, rest);
+      },
+    })
+  );
+
+  // Method definitions: like built-in functions they have no `prototype` and
+  // are not constructors; `name` and `length` come out as the built-ins'
+  // ('waitAsync' 4, 'wait' 4, 'notify' 3).
+  const replacements = {
+    waitAsync(typedArray, index, value, timeout) {
+      return ponyfill.waitAsync(typedArray, index, value, timeout);
+    },
+    wait(typedArray, index, value, timeout) {
+      return ponyfill.wait(typedArray, index, value, timeout);
+    },
+    notify(typedArray, index, count) {
+      return chained.notify(typedArray, index, count);
+    },
+  };
+
+  function isActive() {
+    return NAMES.every((name) => atomics[name] === replacements[name]);
+  }
+
+  /**
+   * Installs waitAsync, wait and notify on `atomics` when it has no
+   * waitAsync, or always with `{ force: true }`. Installing again changes
+   * nothing.
+   *
+   * @param {{ force?: boolean }} [options]
+   * @returns {{ installed: string[], active: boolean }} `installed`: the
+   *   names this call defined (empty when it changed nothing); `active`:
+   *   whether the three functions on `atomics` are the package's now.
+   */
+  function install(options) {
+    if (options !== undefined && options !== null && typeof options !== 'object') {
+      throw new TypeError(`The "options" argument must be an object. Received ${typeof options}`);
+    }
+    const force = Boolean(options && options.force);
+    if (isActive()) return { installed: [], active: true };
+    if (typeof atomics.waitAsync === 'function' && !force) return { installed: [], active: false };
+    if (!patchedOnce) {
+      originalNotify = typeof atomics.notify === 'function' ? atomics.notify : null;
+      patchedOnce = true;
+    }
+    for (const name of NAMES) {
+      // The built-ins' attributes: writable, configurable, not enumerable.
+      Object.defineProperty(atomics, name, {
+        value: replacements[name],
+        writable: true,
+        enumerable: false,
+        configurable: true,
+      });
+    }
+    return { installed: NAMES.slice(), active: true };
+  }
+
+  return { install };
+}
+
+module.exports = { createPolyfill };

