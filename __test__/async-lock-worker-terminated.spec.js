@@ -1,0 +1,86 @@
+'use strict';
+// A worker terminated while it holds the lock, or while it waits for it.
+// Holder: a dead thread cannot unlock, so the lock stays held (tryLock,
+// timeouts and waiters all see it) until someone calls forceUnlock(), which
+// frees it and wakes the waiters. Waiter: its queue entry goes with it, and
+// the lock passes to the next waiter as usual.
+
+const assert = require('assert');
+const { AsyncLock, waitersForTesting } = require('..');
+const { startLockWorker } = require('./fixtures/async-lock-helpers');
+const { until } = require('./helpers');
+
+describe('AsyncLock with terminated workers', function () {
+  let lock;
+  let workers;
+
+  beforeEach(() => {
+    lock = new AsyncLock(new Int32Array(new SharedArrayBuffer(8)), 1);
+    workers = [];
+  });
+
+  afterEach(() => Promise.all(workers.map((w) => w.terminate())));
+
+  const start = () => {
+    const w = startLockWorker(lock);
+    workers.push(w);
+    return w;
+  };
+  const queued = (n) => until(() => waitersForTesting(lock.i32a, lock.index).registry === n, `${n} waiter(s) to queue`);
+
+  it('a holder terminated stays the holder: the lock is held until forceUnlock()', async () => {
+    const holder = start();
+    assert.strictEqual(await holder.call('lock', {}), true);
+    const waiter = start();
+    const waiterGot = waiter.call('lock', {});
+    await queued(1);
+    assert.strictEqual(await holder.terminate(), 1, 'terminated, not finished');
+
+    assert.strictEqual(lock.isLocked(), true, 'nobody released it');
+    assert.strictEqual(lock.tryLock(), false);
+    await assert.rejects(lock.acquire({ timeout: 20 }), { code: 'ERR_ASYNC_LOCK_TIMEOUT' });
+    assert.strictEqual(waitersForTesting(lock.i32a, lock.index).registry, 1, 'the live waiter still waits');
+
+    // The way out: force the word free; every waiter wakes and competes.
+    assert.strictEqual(lock.forceUnlock(), true);
+    assert.strictEqual(await waiterGot, true);
+    await waiter.call('unlock');
+    assert.strictEqual(lock.isLocked(), false);
+    assert.strictEqual(waitersForTesting(lock.i32a, lock.index).registry, 0);
+  });
+
+  it('a waiter terminated while blocked in lock() leaves the queue; the next waiter gets the lock', async () => {
+    assert.ok(lock.tryLock());
+    const doomed = start();
+    doomed.call('lock', {}).catch(() => {}); // never replies: terminated first
+    await queued(1);
+    const next = start();
+    const nextGot = next.call('lock', {});
+    await queued(2);
+    assert.strictEqual(await doomed.terminate(), 1);
+    assert.strictEqual(waitersForTesting(lock.i32a, lock.index).registry, 1, 'its queue entry went with it');
+
+    lock.unlock(); // notifies one waiter: the live one, not the dead one
+    assert.strictEqual(await nextGot, true);
+    await next.call('unlock');
+    assert.strictEqual(lock.isLocked(), false);
+    assert.strictEqual(await next.call('tryLock'), true);
+    await next.call('unlock');
+  });
+
+  it('terminating waiters one after another never breaks the lock for the main thread', async () => {
+    assert.ok(lock.tryLock());
+    for (let i = 0; i < 2; i++) {
+      const w = start();
+      w.call('lock', {}).catch(() => {});
+      await queued(1);
+      await w.terminate();
+      assert.strictEqual(waitersForTesting(lock.i32a, lock.index).registry, 0);
+    }
+    const mainSecond = new AsyncLock(lock.i32a, lock.index).executeLocked(() => 'main');
+    await queued(1);
+    lock.unlock();
+    assert.strictEqual(await mainSecond, 'main');
+    assert.strictEqual(lock.isLocked(), false);
+  });
+});

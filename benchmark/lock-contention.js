@@ -1,0 +1,206 @@
+'use strict';
+// AsyncLock under contention: the main thread runs `await executeLocked(f)`
+// in a loop while N workers (default 2) run lock(); f(); unlock(); f adds 1
+// to a plain (non-atomic) Int32 slot, so the final count also checks mutual
+// exclusion. Two implementations, same Node, same run, alternating, each
+// case in a fresh process:
+//   post     the V8 blog post's AsyncLock on native Atomics (benchmark/lock-post.js)
+//   package  require('atomics-waitasync').AsyncLock
+//
+//   node benchmark/lock-contention.js [--rounds 7] [--ms 1000] [--workers 2] [--json]
+//
+// Prints lock operations per second (all threads together, and main's
+// share), the median over the rounds, and package/post as the median of the
+// per-round ratios (each round runs the two back to back). --json adds one
+// JSON line with the figures. On a runtime without Atomics.waitAsync (Node
+// < 16) the post's lock cannot run: its row says n/a.
+
+const { spawnSync } = require('child_process');
+const { Worker, isMainThread, workerData, parentPort } = require('worker_threads');
+const { performance } = require('perf_hooks');
+
+// Int32 slots of the case's SharedArrayBuffer, each on its own cache line.
+const LOCK = 0; // the lock word (index 0: both locks use AsyncLock.INDEX)
+const COUNTER = 16; // the non-atomic counter f increments
+const GO = 32; // 1: start; 2: stop
+const SLOTS = 48;
+
+function arg(name, fallback) {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? fallback : process.argv[at + 1];
+}
+
+function loadLock(impl) {
+  return impl === 'post' ? require('./lock-post').AsyncLock : require('..').AsyncLock;
+}
+
+if (!isMainThread) {
+  workerMain();
+} else if (process.argv.indexOf('--case') !== -1) {
+  runCase(arg('case'), Number(arg('ms', 1000)), Number(arg('workers', 2))).then(
+    (result) => process.stdout.write(JSON.stringify(result) + '\n'),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    }
+  );
+} else {
+  orchestrate();
+}
+
+/** A worker: lock/unlock in a loop from GO=1 until GO=2; posts its count. */
+function workerMain() {
+  const { impl, sab } = workerData;
+  require('..'); // every thread that waits through the package loads it (harmless for post)
+  const AsyncLock = loadLock(impl);
+  const lock = new AsyncLock(sab);
+  const i32 = new Int32Array(sab);
+  parentPort.postMessage('ready');
+  while (Atomics.load(i32, GO) === 0) Atomics.wait(i32, GO, 0);
+  let ops = 0;
+  while (Atomics.load(i32, GO) === 1) {
+    lock.lock();
+    i32[COUNTER] = i32[COUNTER] + 1;
+    lock.unlock();
+    ops++;
+  }
+  parentPort.postMessage(ops);
+}
+
+/** One case in this process: returns { impl, ops, mainOps, ms, counter }. */
+async function runCase(impl, ms, workers) {
+  if (impl === 'post' && typeof Atomics.waitAsync !== 'function') {
+    return { impl, unsupported: `no native Atomics.waitAsync in Node ${process.version}` };
+  }
+  const AsyncLock = loadLock(impl);
+  const sab = new SharedArrayBuffer(SLOTS * 4);
+  const i32 = new Int32Array(sab);
+  const lock = new AsyncLock(sab);
+  const threads = [];
+  for (let w = 0; w < workers; w++) {
+    const worker = new Worker(__filename, { workerData: { impl, sab } });
+    const messages = [];
+    let wake = null;
+    worker.on('message', (m) => {
+      messages.push(m);
+      const w = wake;
+      wake = null;
+      if (w) w();
+    });
+    worker.on('error', (e) => {
+      console.error(e);
+      process.exit(1);
+    });
+    const next = () =>
+      messages.length ? Promise.resolve(messages.shift()) : new Promise((r) => (wake = () => r(messages.shift())));
+    threads.push({ worker, next });
+  }
+  for (const t of threads) await t.next(); // 'ready'
+
+  // The post's executeLocked returns nothing: wrap it so the loop can await
+  // it (f resolves the promise; the post unlocks right after f).
+  const inc = () => {
+    i32[COUNTER] = i32[COUNTER] + 1;
+  };
+  const run =
+    impl === 'post'
+      ? () => new Promise((resolve) => lock.executeLocked(() => {
+        inc();
+        resolve();
+      }))
+      : () => lock.executeLocked(inc);
+
+  Atomics.store(i32, GO, 1);
+  Atomics.notify(i32, GO);
+  const start = performance.now();
+  const end = start + ms;
+  let mainOps = 0;
+  while (performance.now() < end) {
+    await run();
+    mainOps++;
+  }
+  Atomics.store(i32, GO, 2);
+  const elapsed = performance.now() - start;
+  let ops = mainOps;
+  for (const t of threads) ops += await t.next();
+  for (const t of threads) await t.worker.terminate();
+  const counter = i32[COUNTER];
+  if (counter !== ops) throw new Error(`mutual exclusion broken: counter ${counter}, lock operations ${ops}`);
+  return { impl, ops, mainOps, ms: elapsed, counter };
+}
+
+function median(values) {
+  const sorted = values.slice().sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+function orchestrate() {
+  const rounds = Number(arg('rounds', 7));
+  const ms = Number(arg('ms', 1000));
+  const workers = Number(arg('workers', 2));
+  const impls = ['post', 'package'];
+  const perSec = { post: [], package: [] };
+  const mainPerSec = { post: [], package: [] };
+  const ratios = [];
+  let unsupported = null;
+  console.log(`AsyncLock contention: main executeLocked + ${workers} workers lock/unlock, ` +
+    `${rounds} rounds x ${ms} ms, Node ${process.version} (${process.platform}-${process.arch})`);
+  for (let r = 0; r < rounds; r++) {
+    // Alternate which goes first, so drift on a noisy machine hits both.
+    const order = r % 2 === 0 ? impls : impls.slice().reverse();
+    for (const impl of order) {
+      const child = spawnSync(process.execPath,
+        [__filename, '--case', impl, '--ms', String(ms), '--workers', String(workers)],
+        { encoding: 'utf8', timeout: ms * 20 + 30000 });
+      if (child.status !== 0) {
+        console.error(`${impl} failed (status ${child.status}, signal ${child.signal}):\n${child.stderr}`);
+        process.exit(1);
+      }
+      const result = JSON.parse(child.stdout.trim().split('\n').pop());
+      if (result.unsupported) {
+        unsupported = result.unsupported;
+        continue;
+      }
+      perSec[impl].push((result.ops / result.ms) * 1000);
+      mainPerSec[impl].push((result.mainOps / result.ms) * 1000);
+    }
+    // Each round's pair ran back to back: their ratio survives slow drift.
+    if (perSec.post.length === r + 1) ratios.push(perSec.package[r] / perSec.post[r]);
+  }
+  const fmt = (n) => Math.round(n).toLocaleString('en-US');
+  const rows = [];
+  for (const impl of impls) {
+    if (!perSec[impl].length) {
+      rows.push([impl === 'post' ? 'post (native Atomics)' : 'atomics-waitasync', 'n/a', 'n/a', 'n/a', '']);
+      continue;
+    }
+    rows.push([
+      impl === 'post' ? 'post (native Atomics)' : 'atomics-waitasync',
+      fmt(median(perSec[impl])),
+      fmt(median(mainPerSec[impl])),
+      `${fmt(Math.min.apply(null, perSec[impl]))} .. ${fmt(Math.max.apply(null, perSec[impl]))}`,
+      impl === 'package' && ratios.length ? `${median(ratios).toFixed(2)}x` : '',
+    ]);
+  }
+  const head = ['AsyncLock', 'lock ops/s (median)', 'of which main', 'range over rounds', 'vs post (median of rounds)'];
+  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c].length)));
+  const line = (cells) => '| ' + cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join(' | ') + ' |';
+  console.log(line(head));
+  console.log('|' + widths.map((w, c) => (c === 0 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|');
+  for (const row of rows) console.log(line(row));
+  if (unsupported) console.log(`post: ${unsupported}`);
+  if (process.argv.indexOf('--json') !== -1) {
+    console.log(JSON.stringify({
+      case: 'lock-contention',
+      node: process.version,
+      workers,
+      ms,
+      rounds,
+      opsPerSec: { post: perSec.post.length ? median(perSec.post) : null, package: median(perSec.package) },
+      ratio: ratios.length ? median(ratios) : null,
+      ratios,
+      mainOpsPerSec: { post: mainPerSec.post.length ? median(mainPerSec.post) : null, package: median(mainPerSec.package) },
+    }));
+  }
+}
+

@@ -1,0 +1,532 @@
+'use strict';
+// AsyncLock: the mutex of the V8 blog post "Atomics.wait, Atomics.notify,
+// Atomics.waitAsync" (lock / unlock / executeLocked on one Int32 slot of a
+// SharedArrayBuffer), with the three-state word of Ulrich Drepper's
+// "Futexes Are Tricky" (mutex2, in its refined mutex3 form), so that an
+// uncontended lock/unlock is one Atomics.compareExchange each and makes no
+// native call.
+//
+// The state word, i32a[index]:
+//
+//   value  name       meaning                          who moves it
+//   -----  ---------  -------------------------------  ------------------------------------------
+//   0      UNLOCKED   free                             lock/tryLock: CAS 0→1 (fast path);
+//                                                      a waiter that woke: exchange(2) got 0
+//   1      LOCKED     held, nobody queued              unlock: CAS 1→0, no notify;
+//                                                      a thread that must wait: exchange(2)
+//   2      CONTENDED  held, threads may be queued      unlock: 2→0, then notify(1);
+//                                                      waiters wait on the value 2
+//
+// No wake-up is lost: a thread queues only through wait/waitAsync with the
+// expected value 2, after storing 2 itself (exchange), so the holder's unlock
+// sees 2 and notifies; and a woken waiter always stores 2 again (exchange)
+// before it queues again or takes the lock, so the queue it leaves behind is
+// still announced by the word. A lock taken through exchange(2) on a free word
+// is held as 2 even when nobody waits: that costs one spare notify, never a
+// lost one.
+//
+// It waits and wakes only through the package's own wait / waitAsync /
+// notify (handed to the factory), never through the global Atomics ones, so
+// every thread agrees on one waiter queue, on every runtime (Node 14 lacks
+// Atomics.waitAsync; native waiters would not see ours).
+
+const { performance } = require('perf_hooks');
+const { isSharedArrayBuffer, isInt32Array } = require('util').types;
+
+const UNLOCKED = 0;
+const LOCKED = 1;
+const CONTENDED = 2;
+
+// How many times a blocking lock() re-reads a held word before it queues.
+// A critical section of a few hundred nanoseconds ends while we look, and
+// taking the lock then costs neither a wait nor the holder's notify.
+const kSpins = 100;
+
+const kHeld = Symbol('held'); // symbol-keyed: not copied by postMessage
+
+const symbolDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : undefined;
+const symbolAsyncDispose = typeof Symbol.asyncDispose === 'symbol' ? Symbol.asyncDispose : undefined;
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') {
+    const name = value.constructor && value.constructor.name;
+    return name && name !== 'Object' ? `an instance of ${name}` : 'an object';
+  }
+  if (typeof value === 'symbol') return 'a symbol';
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'string') return JSON.stringify(value.length > 20 ? value.slice(0, 20) + '…' : value);
+  return String(value);
+}
+
+/** A timeout in milliseconds: a number >= 0 (Infinity allowed). */
+function validateTimeout(timeout, name) {
+  if (typeof timeout !== 'number') {
+    throw new TypeError(`The "${name}" argument must be a number of milliseconds. Received ${describe(timeout)}`);
+  }
+  if (!(timeout >= 0)) {
+    throw new RangeError(`The "${name}" argument must be >= 0 (or Infinity). Received ${describe(timeout)}`);
+  }
+  return timeout;
+}
+
+/** `{ timeout, signal }` of the async methods → `{ timeout, signal }`, validated. */
+function validateOptions(options) {
+  if (options === undefined) return { timeout: Infinity, signal: undefined };
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`The "options" argument must be an object. Received ${describe(options)}`);
+  }
+  const timeout = options.timeout === undefined ? Infinity : validateTimeout(options.timeout, 'options.timeout');
+  const signal = options.signal;
+  if (signal !== undefined &&
+      (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean' ||
+       typeof signal.addEventListener !== 'function' || typeof signal.removeEventListener !== 'function')) {
+    throw new TypeError(`The "options.signal" property must be an AbortSignal. Received ${describe(signal)}`);
+  }
+  return { timeout, signal };
+}
+
+function timeoutError(ms) {
+  const error = new Error(`Timed out after ${ms} ms waiting for the AsyncLock`);
+  error.code = 'ERR_ASYNC_LOCK_TIMEOUT';
+  return error;
+}
+
+function notHeldError() {
+  // The post's message, so code that matched on it keeps working.
+  const error = new Error('Tried to unlock while not holding the mutex');
+  error.code = 'ERR_ASYNC_LOCK_NOT_HELD';
+  return error;
+}
+
+/** The signal's reason; an AbortError like Node's where `reason` is missing (Node < 17.2). */
+function abortReason(signal) {
+  if (signal.reason !== undefined) return signal.reason;
+  const error = new Error('The operation was aborted');
+  error.name = 'AbortError';
+  error.code = 'ABORT_ERR';
+  return error;
+}
+
+/**
+ * Creates the AsyncLock class over a `{ wait, waitAsync, notify }` triple
+ * with the semantics of Atomics.wait / waitAsync / notify (the package's
+ * own, or a wrapper of them in tests).
+ */
+function createAsyncLock({ wait, waitAsync, notify }) {
+  /** A release function (idempotent, like async-mutex's), disposable where the runtime can. */
+  function makeReleaser(lock) {
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      lock.unlock();
+    };
+    if (symbolDispose) release[symbolDispose] = release;
+    if (symbolAsyncDispose) {
+      release[symbolAsyncDispose] = () => {
+        release();
+        return Promise.resolve();
+      };
+    }
+    return release;
+  }
+
+  /**
+   * The blocking part of lock(): spin a little, then mark the word contended
+   * and wait on the value 2 until an exchange finds it free.
+   */
+  function lockSlow(i32a, index, ms) {
+    for (let i = 0; i < kSpins; i++) {
+      if (Atomics.load(i32a, index) === UNLOCKED &&
+          Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) === UNLOCKED) {
+        return true;
+      }
+    }
+    if (ms === 0) return false;
+    const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+    while (Atomics.exchange(i32a, index, CONTENDED) !== UNLOCKED) {
+      let remaining = Infinity;
+      if (deadline !== Infinity) {
+        remaining = deadline - performance.now();
+        if (remaining <= 0) return false; // the word stays 2: one spare notify later
+      }
+      wait(i32a, index, CONTENDED, remaining);
+    }
+    return true;
+  }
+
+  /**
+   * The waiting loop of the async methods. `step(woken)` is called first
+   * and after every wake-up; it returns true when done, false to wait on the
+   * value 2 (having made sure the word is 2). Resolves when done; rejects on
+   * the deadline or the signal, and only once nothing of it is left queued.
+   */
+  function waitLoop(lock, step, ms, signal) {
+    const { i32a, index } = lock;
+    return new Promise((resolve, reject) => {
+      const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+      let queued = false; // one waitAsync of ours is pending
+      let aborted = null; // the abort reason, once aborted
+      let onAbort = null;
+
+      const finish = (error) => {
+        if (onAbort) signal.removeEventListener('abort', onAbort);
+        if (error) reject(error);
+        else resolve();
+      };
+
+      const run = (woken) => {
+        for (;;) {
+          if (aborted) return finish(aborted);
+          if (step(woken)) return finish(null);
+          let remaining = Infinity;
+          if (deadline !== Infinity) {
+            remaining = deadline - performance.now();
+            if (remaining <= 0) return finish(timeoutError(ms));
+          }
+          const result = waitAsync(i32a, index, CONTENDED, remaining);
+          if (result.async) {
+            queued = true;
+            result.value.then(onSettled);
+            return;
+          }
+          woken = false; // 'not-equal': the word changed, look again
+        }
+      };
+
+      function onSettled(outcome) {
+        queued = false;
+        run(outcome === 'ok');
+      }
+
+      if (signal) {
+        onAbort = () => {
+          aborted = abortReason(signal);
+          // No waitAsync can be cancelled, so flush ours out of the queue by
+          // waking every waiter of the word: the others see 2 or 0 again and
+          // re-queue or take the lock (a spurious wake-up, never a lost one;
+          // and a wake-up we took from an unlock is passed on the same way).
+          // We reject once ours has settled, leaving nothing behind.
+          if (queued) notify(i32a, index, Infinity);
+          else finish(aborted);
+        };
+        signal.addEventListener('abort', onAbort);
+      }
+      run(false);
+    });
+  }
+
+  /**
+   * Takes the lock at once if it is free (returns null), or returns a
+   * promise that resolves once this instance holds it. Throws on bad options.
+   */
+  function acquireOrWait(lock, options) {
+    const { timeout, signal } = validateOptions(options);
+    if (signal && signal.aborted) return Promise.reject(abortReason(signal));
+    const { i32a, index } = lock;
+    if (Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) === UNLOCKED) {
+      lock[kHeld] = true;
+      return null;
+    }
+    if (timeout === 0) return Promise.reject(timeoutError(0));
+    const take = () => Atomics.exchange(i32a, index, CONTENDED) === UNLOCKED;
+    return waitLoop(lock, take, timeout, signal).then(() => {
+      lock[kHeld] = true;
+    });
+  }
+
+  /** Runs `f` while this instance holds the lock; releases it however f ends. */
+  function runHeld(lock, f) {
+    let result;
+    try {
+      result = f();
+    } catch (error) {
+      return releaseThen(lock, () => Promise.reject(error));
+    }
+    if (result !== null && (typeof result === 'object' || typeof result === 'function')) {
+      // Possibly a promise or thenable: hold the lock until it settles.
+      return Promise.resolve(result).then(
+        (value) => releaseThen(lock, () => value),
+        (error) => releaseThen(lock, () => Promise.reject(error))
+      );
+    }
+    return releaseThen(lock, () => result);
+  }
+
+  /** Unlocks, then returns `next()` as a promise; an unlock error (misuse) wins. */
+  function releaseThen(lock, next) {
+    try {
+      lock.unlock();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return Promise.resolve(next());
+  }
+
+  /**
+   * A mutex in one Int32 slot of a SharedArrayBuffer, for worker_threads and
+   * the main thread: `lock()` blocks, `executeLocked(f)` / `acquire()` never
+   * block. Every thread builds its own instance over the same slot.
+   */
+  class AsyncLock {
+    /**
+     * `new AsyncLock(sab)`: the lock is `new Int32Array(sab)[AsyncLock.INDEX]`.
+     * `new AsyncLock(int32Array, index)` or `new AsyncLock(sab, index)`: any
+     * slot, so many locks can share one buffer. `new AsyncLock()`: a fresh
+     * 4-byte SharedArrayBuffer. The slot must start at 0 (UNLOCKED).
+     *
+     * @param {SharedArrayBuffer | Int32Array} [sab]
+     * @param {number} [index=AsyncLock.INDEX]
+     */
+    constructor(sab, index) {
+      let i32a;
+      if (sab === undefined) {
+        sab = new SharedArrayBuffer(4);
+        i32a = new Int32Array(sab);
+      } else if (isSharedArrayBuffer(sab)) {
+        i32a = new Int32Array(sab, 0, Math.floor(sab.byteLength / 4));
+      } else if (isInt32Array(sab) && isSharedArrayBuffer(sab.buffer)) {
+        i32a = sab;
+        sab = sab.buffer;
+      } else {
+        throw new TypeError(
+          `The "sab" argument must be a SharedArrayBuffer or an Int32Array over one. Received ${describe(sab)}`
+        );
+      }
+      if (i32a.length === 0) {
+        throw new RangeError(`The "sab" argument must hold at least one Int32 (4 bytes). Received ${sab.byteLength} bytes`);
+      }
+      if (index === undefined) {
+        index = AsyncLock.INDEX;
+      } else if (typeof index !== 'number') {
+        throw new TypeError(`The "index" argument must be a number. Received ${describe(index)}`);
+      }
+      if (!(Number.isInteger(index) && index >= 0 && index < i32a.length)) {
+        throw new RangeError(
+          `The "index" argument must be an integer from 0 to ${i32a.length - 1} (the Int32 slots of the buffer). ` +
+            `Received ${describe(index)}`
+        );
+      }
+      /** The SharedArrayBuffer (as in the post). */
+      this.sab = sab;
+      /** The Int32Array the state word lives in (as in the post). */
+      this.i32a = i32a;
+      /** The state word's index in `i32a`. */
+      this.index = index;
+      this[kHeld] = false;
+    }
+
+    /**
+     * Rebuilds a lock in another thread from an AsyncLock posted to it (the
+     * structured clone of an instance is a plain `{ sab, i32a, index }`), or
+     * from any `{ i32a, index }` / `{ sab, index }` object. The new instance
+     * shares the slot and does not hold the lock.
+     *
+     *   worker.postMessage({ lock });           // main thread
+     *   const lock = AsyncLock.from(msg.lock);  // worker
+     */
+    static from(value) {
+      if (value === null || typeof value !== 'object' || (value.i32a === undefined && value.sab === undefined)) {
+        throw new TypeError(
+          `The "value" argument must be an AsyncLock or its posted copy { sab, i32a, index }. Received ${describe(value)}`
+        );
+      }
+      return new AsyncLock(value.i32a !== undefined ? value.i32a : value.sab, value.index);
+    }
+
+    /**
+     * Takes the lock, blocking this thread while another holds it (workers,
+     * and Node's main thread, which may block). With `timeout` (ms), gives
+     * up after it and returns false. Not reentrant: throws
+     * ERR_ASYNC_LOCK_DEADLOCK if this instance already holds the lock.
+     *
+     * @param {number} [timeout=Infinity]
+     * @returns {boolean} whether it took the lock
+     */
+    lock(timeout) {
+      const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
+      if (this[kHeld]) {
+        const error = new Error('This AsyncLock is already held by this thread: lock() would wait forever');
+        error.code = 'ERR_ASYNC_LOCK_DEADLOCK';
+        throw error;
+      }
+      const i32a = this.i32a;
+      const index = this.index;
+      if (Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) !== UNLOCKED && !lockSlow(i32a, index, ms)) {
+        return false;
+      }
+      this[kHeld] = true;
+      return true;
+    }
+
+    /** Takes the lock if it is free, without waiting; returns whether it did. */
+    tryLock() {
+      if (Atomics.compareExchange(this.i32a, this.index, UNLOCKED, LOCKED) !== UNLOCKED) return false;
+      this[kHeld] = true;
+      return true;
+    }
+
+    /**
+     * Releases the lock; wakes one waiter only when the word says someone
+     * may wait (2). Throws ERR_ASYNC_LOCK_NOT_HELD, with the post's message,
+     * when this instance does not hold it (it never frees another thread's
+     * lock).
+     */
+    unlock() {
+      if (!this[kHeld]) throw notHeldError();
+      this[kHeld] = false;
+      const i32a = this.i32a;
+      const index = this.index;
+      const state = Atomics.compareExchange(i32a, index, LOCKED, UNLOCKED);
+      if (state === LOCKED) return;
+      if (state === CONTENDED) {
+        Atomics.store(i32a, index, UNLOCKED); // only the holder moves 2 away
+        notify(i32a, index, 1);
+        return;
+      }
+      throw notHeldError(); // the word was reset by forceUnlock() meanwhile
+    }
+
+    /** `unlock()` under async-mutex's name. */
+    release() {
+      this.unlock();
+    }
+
+    /** Whether any thread holds the lock now (a snapshot). */
+    isLocked() {
+      return Atomics.load(this.i32a, this.index) !== UNLOCKED;
+    }
+
+    /**
+     * Runs `f` holding the lock, without ever blocking the thread; resolves
+     * with f's result (f may be async) and always releases the lock first,
+     * also when f throws or rejects, then rejects with f's error. If the lock
+     * is free, f runs at once (before executeLocked returns), as in the post.
+     * Bad arguments reject (TypeError/RangeError); it never throws.
+     * `options.timeout` (ms) and `options.signal` bound the wait for the
+     * lock: ERR_ASYNC_LOCK_TIMEOUT, or the signal's reason; f does not run.
+     *
+     * @template T
+     * @param {() => T | PromiseLike<T>} f
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<T>}
+     */
+    executeLocked(f, options) {
+      if (typeof f !== 'function') {
+        return Promise.reject(new TypeError(`The "f" argument must be a function. Received ${describe(f)}`));
+      }
+      if (options === undefined && Atomics.compareExchange(this.i32a, this.index, UNLOCKED, LOCKED) === UNLOCKED) {
+        this[kHeld] = true;
+        return runHeld(this, f);
+      }
+      let waiting;
+      try {
+        waiting = acquireOrWait(this, options);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (waiting === null) return runHeld(this, f);
+      return waiting.then(() => runHeld(this, f));
+    }
+
+    /** `executeLocked(f, options)` under async-mutex's name. */
+    runExclusive(f, options) {
+      return this.executeLocked(f, options);
+    }
+
+    /**
+     * Waits for the lock without blocking and resolves with a release
+     * function (idempotent; also `[Symbol.dispose]`/`[Symbol.asyncDispose]`
+     * where the runtime has them, for `using`). Rejects with
+     * ERR_ASYNC_LOCK_TIMEOUT after `options.timeout` ms, or with the reason
+     * of `options.signal`.
+     *
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<() => void>}
+     */
+    acquire(options) {
+      let waiting;
+      try {
+        waiting = acquireOrWait(this, options);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (waiting === null) return Promise.resolve(makeReleaser(this));
+      return waiting.then(() => makeReleaser(this));
+    }
+
+    /**
+     * Blocking `lock(timeout)` that returns a release function for `using`
+     * (`using guard = lock.lockGuard()`), or throws ERR_ASYNC_LOCK_TIMEOUT.
+     *
+     * @param {number} [timeout=Infinity]
+     * @returns {() => void}
+     */
+    lockGuard(timeout) {
+      if (!this.lock(timeout)) throw timeoutError(timeout);
+      return makeReleaser(this);
+    }
+
+    /**
+     * Resolves, without taking the lock, once it is seen free. Same options
+     * and errors as acquire().
+     *
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<void>}
+     */
+    waitForUnlock(options) {
+      let parsed;
+      try {
+        parsed = validateOptions(options);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const { timeout, signal } = parsed;
+      if (signal && signal.aborted) return Promise.reject(abortReason(signal));
+      const { i32a, index } = this;
+      if (Atomics.load(i32a, index) === UNLOCKED) return Promise.resolve();
+      if (timeout === 0) return Promise.reject(timeoutError(0));
+      const free = (woken) => {
+        for (;;) {
+          const state = Atomics.load(i32a, index);
+          if (state === UNLOCKED) {
+            // A wake-up we took was meant for a thread that wants the lock:
+            // pass it on, as we leave without taking it.
+            if (woken) notify(i32a, index, 1);
+            return true;
+          }
+          if (state === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return false;
+        }
+      };
+      return waitLoop(this, free, timeout, signal);
+    }
+
+    /**
+     * Recovery only: frees the lock whoever holds it (e.g. a worker that was
+     * terminated while holding it, which can never unlock) and wakes every
+     * waiter, so that they compete for it again. Returns whether it was
+     * locked. Calling it while a live thread holds the lock breaks mutual
+     * exclusion.
+     *
+     * @returns {boolean}
+     */
+    forceUnlock() {
+      this[kHeld] = false;
+      const state = Atomics.exchange(this.i32a, this.index, UNLOCKED);
+      notify(this.i32a, this.index, Infinity);
+      return state !== UNLOCKED;
+    }
+  }
+
+  // Static constants, as in the post (plus the contended state).
+  AsyncLock.INDEX = 0;
+  AsyncLock.UNLOCKED = UNLOCKED;
+  AsyncLock.LOCKED = LOCKED;
+  AsyncLock.CONTENDED = CONTENDED;
+
+  return AsyncLock;
+}
+
+module.exports = { createAsyncLock, UNLOCKED, LOCKED, CONTENDED };
