@@ -55,3 +55,153 @@ export function ref(): void;
  * alive (for daemons); the promises still settle while the loop runs.
  */
 export function unref(): void;
+
+/** Options of `install`. */
+export interface InstallOptions {
+  /** Replace the runtime's own `Atomics.waitAsync`, `wait` and `notify` too. */
+  force?: boolean;
+}
+
+/** What `install` did. */
+export interface InstallResult {
+  /** The names this call defined on `Atomics`; empty when it changed nothing. */
+  installed: Array<'waitAsync' | 'wait' | 'notify'>;
+  /** Whether `Atomics.waitAsync`, `wait` and `notify` are the package's now. */
+  active: boolean;
+}
+
+/**
+ * The polyfill, for this thread: puts the package's `waitAsync`, `wait` and
+ * `notify` on `Atomics` where `Atomics.waitAsync` is missing (or always, with
+ * `force`). Installing again changes nothing. `require('atomics-waitasync/polyfill')`
+ * calls it without options.
+ *
+ * @throws {TypeError} `options` is not an object.
+ */
+export function install(options?: InstallOptions): InstallResult;
+
+// Where the lib in use lacks them (es2020, Node < 18.18 types): the symbols
+// of explicit resource management, declared the way @types/node does.
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+    readonly asyncDispose: unique symbol;
+  }
+}
+
+/** An `AbortSignal` (Node's or the DOM's), or any object shaped like one. */
+export interface AsyncLockAbortSignal {
+  readonly aborted: boolean;
+  readonly reason?: any;
+  addEventListener(type: 'abort', listener: (event: any) => void): void;
+  removeEventListener(type: 'abort', listener: (event: any) => void): void;
+}
+
+/** Bounds on an async wait for the lock. */
+export interface AsyncLockOptions {
+  /**
+   * Give up after this many milliseconds (>= 0, default Infinity): rejects
+   * with an Error whose `code` is `'ERR_ASYNC_LOCK_TIMEOUT'`.
+   */
+  timeout?: number;
+  /** Give up when it aborts: rejects with `signal.reason` (or an AbortError). */
+  signal?: AsyncLockAbortSignal;
+}
+
+/**
+ * Releases the lock it came with; calling it again does nothing. Also
+ * `[Symbol.dispose]` / `[Symbol.asyncDispose]` for `using` / `await using`
+ * (present at run time only where the runtime has those symbols: Node 18.18+,
+ * 20.4+, Bun).
+ */
+export interface AsyncLockReleaser {
+  (): void;
+  [Symbol.dispose](): void;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** What `postMessage` delivers for an AsyncLock (its own fields), or a hand-made slot. */
+export type AsyncLockSource =
+  | { readonly i32a: Int32Array; readonly index?: number }
+  | { readonly sab: SharedArrayBuffer; readonly index?: number };
+
+/**
+ * The mutex of the V8 blog post "Atomics.wait, Atomics.notify,
+ * Atomics.waitAsync", in one Int32 slot of a SharedArrayBuffer: 0 unlocked,
+ * 1 locked, 2 locked with waiters. `lock()` blocks (workers, and Node's main
+ * thread); `executeLocked`/`acquire` never block. Each thread builds its own
+ * instance over the same slot (`AsyncLock.from`). Not reentrant, not fair.
+ */
+export class AsyncLock {
+  /** The slot `new AsyncLock(sab)` uses. */
+  static readonly INDEX: 0;
+  static readonly UNLOCKED: 0;
+  static readonly LOCKED: 1;
+  /** Locked, and threads may be waiting: `unlock()` wakes one. */
+  static readonly CONTENDED: 2;
+
+  /**
+   * A new instance over the same slot, e.g. in a worker from a posted lock:
+   * `AsyncLock.from(workerData.lock)`. It does not hold the lock.
+   *
+   * @throws {TypeError} `value` has neither `i32a` nor `sab`.
+   */
+  static from(value: AsyncLockSource): AsyncLock;
+
+  /**
+   * `new AsyncLock(sab)` (slot `AsyncLock.INDEX`), `new AsyncLock(int32Array,
+   * index)` or `new AsyncLock(sab, index)` (many locks in one buffer), or
+   * `new AsyncLock()` (a fresh 4-byte SharedArrayBuffer). The slot must
+   * start at 0.
+   *
+   * @throws {TypeError} `sab` is not a SharedArrayBuffer or an Int32Array over one.
+   * @throws {RangeError} `index` is not an integer slot of the array.
+   */
+  constructor(sab?: SharedArrayBuffer | Int32Array, index?: number);
+
+  readonly sab: SharedArrayBuffer;
+  readonly i32a: Int32Array;
+  readonly index: number;
+
+  /**
+   * Blocks until this thread holds the lock; with `timeout` (ms), returns
+   * false if it could not within it.
+   *
+   * @throws {Error} code `'ERR_ASYNC_LOCK_DEADLOCK'`: this instance holds it already.
+   */
+  lock(timeout?: number): boolean;
+  /** Takes the lock if free, without waiting. */
+  tryLock(): boolean;
+  /**
+   * Releases the lock.
+   *
+   * @throws {Error} code `'ERR_ASYNC_LOCK_NOT_HELD'`: this instance does not hold it.
+   */
+  unlock(): void;
+  /** `unlock()`, under async-mutex's name. */
+  release(): void;
+  /** Whether any thread holds the lock (a snapshot). */
+  isLocked(): boolean;
+  /**
+   * Runs `f` holding the lock, without blocking; resolves with its result,
+   * always releasing first; rejects with f's error, a timeout or an abort.
+   */
+  executeLocked<T>(f: () => T | PromiseLike<T>, options?: AsyncLockOptions): Promise<T>;
+  /** `executeLocked`, under async-mutex's name. */
+  runExclusive<T>(f: () => T | PromiseLike<T>, options?: AsyncLockOptions): Promise<T>;
+  /** Waits for the lock without blocking; resolves with its release function. */
+  acquire(options?: AsyncLockOptions): Promise<AsyncLockReleaser>;
+  /**
+   * `lock(timeout)` returning a release function, for `using guard = lock.lockGuard()`.
+   *
+   * @throws {Error} code `'ERR_ASYNC_LOCK_TIMEOUT'`.
+   */
+  lockGuard(timeout?: number): AsyncLockReleaser;
+  /** Resolves once the lock is seen free, without taking it. */
+  waitForUnlock(options?: AsyncLockOptions): Promise<void>;
+  /**
+   * Recovery only (a holder that died): frees the lock whoever holds it and
+   * wakes every waiter. Returns whether it was locked.
+   */
+  forceUnlock(): boolean;
+}

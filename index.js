@@ -6,8 +6,13 @@
 
 const binding = require('./binding');
 const { createAtomics } = require('./lib/atomics');
+const { createPolyfill } = require('./lib/polyfill');
+const { createAsyncLock } = require('./lib/async-lock');
 
 const atomics = createAtomics(binding);
+const polyfill = createPolyfill(binding, Atomics);
+// The lock waits through this package's triple, never the global Atomics.
+const AsyncLock = createAsyncLock(atomics);
 
 module.exports = {
   waitAsync: atomics.waitAsync,
@@ -15,6 +20,10 @@ module.exports = {
   notify: atomics.notify,
   ref: atomics.ref,
   unref: atomics.unref,
+  // Puts waitAsync, wait and notify on this thread's Atomics (the polyfill).
+  install: polyfill.install,
+  // The post's mutex, done right: lib/async-lock.js.
+  AsyncLock,
   // Test-only (not in index.d.ts): registry and pending-waiter counts.
   waitersForTesting: atomics.waitersForTesting,
 };

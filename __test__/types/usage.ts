@@ -32,3 +32,44 @@ notify(new Float64Array(2), 0);
 const wrong: string = notify(i32, 0);
 void woken;
 void wrong;
+
+// AsyncLock
+import { AsyncLock, AsyncLockReleaser } from '../..';
+
+const lockA = new AsyncLock(new SharedArrayBuffer(4));
+const lockB = new AsyncLock(i32, 1);
+const lockC = AsyncLock.from({ sab: lockA.sab, i32a: lockA.i32a, index: lockA.index });
+const state: 0 | 1 | 2 = lockA.i32a[AsyncLock.INDEX] === AsyncLock.UNLOCKED ? AsyncLock.LOCKED : AsyncLock.CONTENDED;
+void state;
+const took: boolean = lockA.lock(100) && lockA.tryLock();
+void took;
+lockA.unlock();
+lockB.release();
+const lockedNow: boolean = lockC.isLocked();
+void lockedNow;
+const n: Promise<number> = lockA.executeLocked(() => 1);
+const str: Promise<string> = lockA.runExclusive(async () => 'x', { timeout: 10 });
+void n;
+void str;
+const controller = { aborted: false, addEventListener() {}, removeEventListener() {} };
+void lockA.acquire({ signal: controller, timeout: 5 }).then((release: AsyncLockReleaser) => {
+  release();
+  release[Symbol.dispose]();
+  return release[Symbol.asyncDispose]();
+});
+const guard: () => void = lockA.lockGuard();
+guard();
+void lockA.waitForUnlock();
+const wasLocked: boolean = lockA.forceUnlock();
+void wasLocked;
+
+// @ts-expect-error: a Float64Array cannot hold a lock
+new AsyncLock(new Float64Array(2));
+// @ts-expect-error: executeLocked needs a function
+void lockA.executeLocked(42);
+// @ts-expect-error: the timeout is a number
+lockA.lock('10');
+// @ts-expect-error: options.timeout is a number
+void lockA.acquire({ timeout: '10' });
+// @ts-expect-error: the statics are constants
+AsyncLock.LOCKED = 3;
