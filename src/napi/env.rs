@@ -7,6 +7,7 @@
 //! the env's own thread: by calls from JS, by the TSFN's call-js, and by the
 //! cleanup hook.
 
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use super::ffi::{check, Failure, Js, NResult};
 use super::resolver::{create_tsfn, EnvShared, Settled};
 use super::REGISTRY;
 use crate::parker::Parker;
-use crate::registry::WaiterId;
+use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
 
 /// A pending `waitAsync`, owned by its env's thread.
@@ -26,9 +27,9 @@ pub struct Pending {
   /// Its id in the registry (for teardown and deadline cancel).
   pub id: WaiterId,
   pub deferred: sys::napi_deferred,
-  /// Strong reference to the typed array: its memory must not be freed
-  /// and reused under a live registry key.
-  pub array: sys::napi_ref,
+  /// Base address of its SharedArrayBuffer, the key of the reference in
+  /// `EnvState::buffers` that keeps the memory alive.
+  pub buffer: usize,
   pub key: usize,
   pub deadline: Option<Instant>,
 }
@@ -47,6 +48,12 @@ pub struct EnvState {
   tsfn: sys::napi_threadsafe_function,
   /// Pending async waits, by the slot index their waiter carries.
   pub pending: Slab<Pending>,
+  /// One strong reference per SharedArrayBuffer with pending waits, keyed
+  /// by its base address, with how many waits hold it: the memory must not
+  /// be freed and reused under a live registry key. One reference per
+  /// buffer rather than per wait spares a global handle per waiter (which
+  /// every scavenge would visit) and ~100 ns per call.
+  buffers: HashMap<usize, BufferRef, BuildAddressHasher>,
   /// Reused buffer for draining the mailbox.
   pub spare: Vec<(u32, Settled)>,
   /// False after `unref()`: pending waiters do not keep the env alive.
@@ -56,7 +63,41 @@ pub struct EnvState {
   pub sync_wait: Option<SyncWait>,
 }
 
+struct BufferRef {
+  reference: sys::napi_ref,
+  waits: usize,
+}
+
 impl EnvState {
+  /// Keeps the buffer at `base` alive for one more pending wait.
+  pub fn hold_buffer(&mut self, js: Js, base: usize, buffer: sys::napi_value) -> NResult<()> {
+    if let Some(held) = self.buffers.get_mut(&base) {
+      held.waits += 1;
+      return Ok(());
+    }
+    let reference = js.create_reference(buffer)?;
+    self.buffers.insert(
+      base,
+      BufferRef {
+        reference,
+        waits: 1,
+      },
+    );
+    Ok(())
+  }
+
+  /// One pending wait on the buffer at `base` is over.
+  pub fn release_buffer(&mut self, js: Js, base: usize) {
+    if let Some(held) = self.buffers.get_mut(&base) {
+      held.waits -= 1;
+      if held.waits == 0 {
+        let reference = held.reference;
+        self.buffers.remove(&base);
+        js.delete_reference(reference);
+      }
+    }
+  }
+
   /// Refs the TSFN while there is something pending and keep-alive is on,
   /// unrefs it otherwise. Cheap when nothing changes.
   pub fn update_keep_alive(&mut self) {
@@ -86,6 +127,7 @@ pub fn init(js: Js) -> NResult<()> {
     shared: Arc::new(EnvShared::new(ptr::null_mut())),
     tsfn: ptr::null_mut(),
     pending: Slab::default(),
+    buffers: HashMap::default(),
     spare: Vec::new(),
     keep_alive: true,
     refed: false,
@@ -168,7 +210,9 @@ fn teardown(js: Js, mut state: EnvState) {
     }
     // The deferred is left to the env's teardown: concluding it needs JS,
     // which may no longer run.
-    js.delete_reference(pending.array);
+  }
+  for (_, held) in state.buffers.drain() {
+    js.delete_reference(held.reference);
   }
   if let Some(sync) = state.sync_wait.take() {
     let _ = REGISTRY.remove(sync.key, sync.id);

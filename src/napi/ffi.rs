@@ -41,6 +41,7 @@ pub struct TypedArrayInfo {
   pub length: usize,
   pub data: *mut c_void,
   pub buffer: sys::napi_value,
+  pub byte_offset: usize,
 }
 
 /// A live env, used on its own thread within one callback (or one call-js,
@@ -145,8 +146,8 @@ impl Js {
       length: 0,
       data: ptr::null_mut(),
       buffer: ptr::null_mut(),
+      byte_offset: 0,
     };
-    let mut byte_offset = 0usize;
     // SAFETY: live env on its thread (Js::new); every out-pointer is a live local.
     check(unsafe {
       sys::napi_get_typedarray_info(
@@ -156,7 +157,7 @@ impl Js {
         &mut info.length,
         &mut info.data,
         &mut info.buffer,
-        &mut byte_offset,
+        &mut info.byte_offset,
       )
     })?;
     Ok(info)

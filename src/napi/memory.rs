@@ -21,6 +21,10 @@ pub enum Element {
 pub struct Location {
   pub key: usize,
   pub element: Element,
+  /// The SharedArrayBuffer object, and the address its memory starts at
+  /// (unique among live buffers): what a pending waiter keeps alive.
+  pub buffer: sys::napi_value,
+  pub buffer_base: usize,
 }
 
 /// The value a waiter expects to find, already coerced by index.js.
@@ -52,6 +56,8 @@ pub fn locate(js: Js, array: sys::napi_value, index: f64) -> NResult<Location> {
   Ok(Location {
     key: info.data as usize + index as usize * size,
     element,
+    buffer: info.buffer,
+    buffer_base: (info.data as usize).wrapping_sub(info.byte_offset),
   })
 }
 

@@ -156,18 +156,15 @@ fn wait_async(
   }
   let deadline = deadline_after(timeout_ms);
   let (deferred, promise) = js.create_promise()?;
-  let array_ref = match js.create_reference(array) {
-    Ok(array_ref) => array_ref,
-    Err(failure) => {
-      js.resolve(deferred, js.undefined()?)?;
-      return Err(failure);
-    }
-  };
+  if let Err(failure) = state.hold_buffer(js, location.buffer_base, location.buffer) {
+    js.resolve(deferred, js.undefined()?)?;
+    return Err(failure);
+  }
   let key = location.key;
   let slot = state.pending.insert(Pending {
     id: 0,
     deferred,
-    array: array_ref,
+    buffer: location.buffer_base,
     key,
     deadline,
   });
@@ -195,7 +192,7 @@ fn wait_async(
       // The value changed between the two reads: conclude the unused
       // deferred so it is freed; nobody sees its promise.
       if let Some(unused) = state.pending.take(slot) {
-        js.delete_reference(unused.array);
+        state.release_buffer(js, unused.buffer);
         js.resolve(unused.deferred, js.undefined()?)?;
       }
       return js.number(code::NOT_EQUAL);

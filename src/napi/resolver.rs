@@ -180,7 +180,7 @@ fn settle_all(js: Js, state: &mut EnvState) {
           Settled::TimedOut => timed_out,
         };
         let _ = js.resolve(pending.deferred, value);
-        js.delete_reference(pending.array);
+        state.release_buffer(js, pending.buffer);
       }
       Ok(())
     });
