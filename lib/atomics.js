@@ -170,6 +170,17 @@ function coerceTimeout(timeout) {
   return q > 0 ? q : 0;
 }
 
+// The fast path. When index, value and timeout (or count) are primitives of
+// the types the spec would coerce to anyway, coercing them has no side
+// effects, so the binding can take them as they are: it does the same
+// coercions and checks natively and throws when anything is off (a
+// non-waitable or non-shared array, an index out of range or fractional, a
+// value of the wrong type). Then the slow path below runs the spec's steps in
+// order and throws the spec's error. One native call, no allocation: it is
+// what makes the common call cheap from the first one on, before the JIT
+// has looked at this code.
+const isPlainValue = (value) => typeof value === 'number' || typeof value === 'bigint';
+
 function createAtomics(binding) {
   /** DoWait steps 1-9, shared by wait and waitAsync. */
   function prepare(typedArray, index, value, timeout) {
@@ -191,8 +202,18 @@ function createAtomics(binding) {
    * { async: true, value: Promise<'ok' | 'timed-out'> }.
    */
   function waitAsync(typedArray, index, value, timeout) {
-    const { i, v, t } = prepare(typedArray, index, value, timeout);
-    const result = binding.waitAsync(typedArray, i, v, t);
+    let result;
+    if (typeof index === 'number' && isPlainValue(value) && (typeof timeout === 'number' || timeout === undefined)) {
+      try {
+        result = binding.waitAsync(typedArray, index, value, timeout === undefined ? Infinity : timeout);
+      } catch (_) {
+        result = undefined; // the slow path decides
+      }
+    }
+    if (result === undefined) {
+      const { i, v, t } = prepare(typedArray, index, value, timeout);
+      result = binding.waitAsync(typedArray, i, v, t);
+    }
     if (typeof result === 'number') {
       return { async: false, value: kStrings[result] };
     }
@@ -204,10 +225,20 @@ function createAtomics(binding) {
    * thread (Node's main thread included) until notified or timed out.
    */
   function wait(typedArray, index, value, timeout) {
-    const { i, v, t } = prepare(typedArray, index, value, timeout);
+    let code;
+    if (typeof index === 'number' && isPlainValue(value) && (typeof timeout === 'number' || timeout === undefined)) {
+      try {
+        code = binding.wait(typedArray, index, value, timeout === undefined ? Infinity : timeout);
+      } catch (_) {
+        code = undefined; // the slow path decides
+      }
+    }
+    if (code === undefined) {
+      const { i, v, t } = prepare(typedArray, index, value, timeout);
+      code = binding.wait(typedArray, i, v, t);
+    }
     // The binding blocks in short slices and returns PENDING between them,
     // so that worker.terminate() can stop this loop.
-    let code = binding.wait(typedArray, i, v, t);
     while (code === PENDING) {
       interruptPoint();
       code = binding.waitContinue();
@@ -220,6 +251,13 @@ function createAtomics(binding) {
    * on the element, oldest first, and returns how many it woke.
    */
   function notify(typedArray, index, count) {
+    if (typeof index === 'number' && (typeof count === 'number' || count === undefined)) {
+      try {
+        return binding.notify(typedArray, index, count === undefined ? Infinity : count);
+      } catch (_) {
+        // the slow path decides (a non-shared array returns 0 there)
+      }
+    }
     const shared = validateWaitable(typedArray);
     const i = validateIndex(index, typedArrayLength(typedArray));
     let c = Infinity;

@@ -50,7 +50,7 @@ pub fn locate(js: Js, array: sys::napi_value, index: f64) -> NResult<Location> {
       "typedArray must be backed by a SharedArrayBuffer".into(),
     ));
   }
-  if !(index >= 0.0 && index < info.length as f64) || info.data.is_null() {
+  if !(index >= 0.0 && index < info.length as f64 && index.fract() == 0.0) || info.data.is_null() {
     return Err(Failure::Range(format!("index {index} is out of range")));
   }
   Ok(Location {

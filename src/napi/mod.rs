@@ -2,11 +2,16 @@
 //! raw callbacks (a `#[napi]` function costs ~100 ns of argument conversion,
 //! more than the rest of a notify).
 //!
-//! index.js has already done the spec's validation and coercion, in the
-//! spec's order, and calls these with: the typed array, an integer index in
-//! range, the coerced value (a Number for Int32Array, a BigInt for
-//! BigInt64Array), and a timeout in milliseconds (>= 0 or +Infinity). They
-//! still check what they need to stay memory-safe.
+//! index.js calls these with the caller's own arguments when they are
+//! primitives of the right types (coercing a primitive has no side effects,
+//! so nothing can be observed twice), or else with what its spec-exact slow
+//! path has validated and coerced. Either way they accept only: a waitable
+//! typed array over a SharedArrayBuffer, an integral index in range, a
+//! Number value for an Int32Array or a BigInt for a BigInt64Array, and a
+//! Number timeout or count; anything else throws, and index.js then takes
+//! its slow path, which throws the spec's error. What they do with accepted
+//! arguments is the spec's coercion: ToInt32 or ToBigInt64 of the value,
+//! NaN timeout → +∞, negative → 0, count truncated and clamped at 0.
 //!
 //! Outcomes cross to JS as small integers (see `code`); index.js turns them
 //! into the spec's strings and result objects.
@@ -133,6 +138,16 @@ fn expire(due: Vec<Deadline>) {
   }));
 }
 
+/// DoWait step 9: ToNumber(timeout) has been done; NaN → +∞, negative → 0.
+fn timeout_ms(js: Js, timeout: sys::napi_value) -> NResult<f64> {
+  let t = js.f64(timeout)?;
+  Ok(if t.is_nan() {
+    f64::INFINITY
+  } else {
+    t.max(0.0)
+  })
+}
+
 /// `waitAsync(typedArray, index, value, timeoutMs)` → Promise, or
 /// `code::NOT_EQUAL` / `code::TIMED_OUT` for the synchronous results.
 fn wait_async(
@@ -142,7 +157,7 @@ fn wait_async(
   let state = env::state(js)?;
   let location = locate(js, array, js.f64(index)?)?;
   let want = expected(js, &location, value)?;
-  let timeout_ms = js.f64(timeout)?;
+  let timeout_ms = timeout_ms(js, timeout)?;
   // SAFETY: `array`, a JS argument of this call, roots the buffer.
   let still_expected = || unsafe { holds(&location, want) };
   // ECMA-262 DoWait 19-21, in the critical section: unequal → "not-equal";
@@ -224,7 +239,7 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
   let state = env::state(js)?;
   let location = locate(js, array, js.f64(index)?)?;
   let want = expected(js, &location, value)?;
-  let timeout_ms = js.f64(timeout)?;
+  let timeout_ms = timeout_ms(js, timeout)?;
   if let Some(stale) = state.sync_wait.take() {
     // Only possible if a previous wait's JS loop was abandoned.
     let _ = REGISTRY.remove(stale.key, stale.id);
