@@ -38,6 +38,11 @@ const TARGETS = [
   { caseName: 'memory', key: 'rss', what: 'bytes per pending waiter (RSS), ratio', value: 'ratio', max: 1.0 },
   { caseName: 'fan-out', key: 'last-settled', what: 'fan-out of 100,000, ratio', value: 'ratio', max: 1.0 },
   { caseName: 'timeouts', key: 'late-p99', what: '10,000 timeouts of 20 ms, addon p99 lateness (ms)', value: 'addon', max: 5, strict: true },
+  // The same, counted from when the thread is free to run reactions (the
+  // creation loop of a fresh process outlasts the 20 ms timeout on 2 cores,
+  // ~20 ms of it the loop's own promise/closure/clock work), and warm.
+  { caseName: 'timeouts', key: 'free-p99', what: '… p99 lateness from when the thread is free (ms)', value: 'addon', max: 5, strict: true },
+  { caseName: 'timeouts', key: 'warm-p99', what: '… p99 lateness, second burst (ms)', value: 'addon', max: 5, strict: true },
   { caseName: 'terminate', key: 'median', what: 'terminate a worker blocked in wait, addon (ms)', value: 'addon', max: 50, strict: true },
 ];
 
