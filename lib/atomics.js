@@ -197,23 +197,28 @@ function createAtomics(binding) {
   }
 
   /**
+   * DoWait through the binding's `waitAsync` or `wait`: the fast path when
+   * the arguments allow it, else the spec's steps 1-9 in order.
+   */
+  function doWait(bindingFn, typedArray, index, value, timeout) {
+    if (typeof index === 'number' && isPlainValue(value) && (typeof timeout === 'number' || timeout === undefined)) {
+      try {
+        return bindingFn(typedArray, index, value, timeout === undefined ? Infinity : timeout);
+      } catch (_) {
+        // not in the simple form after all: the slow path decides
+      }
+    }
+    const { i, v, t } = prepare(typedArray, index, value, timeout);
+    return bindingFn(typedArray, i, v, t);
+  }
+
+  /**
    * Atomics.waitAsync(typedArray, index, value[, timeout]): never blocks;
    * returns { async: false, value: 'not-equal' | 'timed-out' } or
    * { async: true, value: Promise<'ok' | 'timed-out'> }.
    */
   function waitAsync(typedArray, index, value, timeout) {
-    let result;
-    if (typeof index === 'number' && isPlainValue(value) && (typeof timeout === 'number' || timeout === undefined)) {
-      try {
-        result = binding.waitAsync(typedArray, index, value, timeout === undefined ? Infinity : timeout);
-      } catch (_) {
-        result = undefined; // the slow path decides
-      }
-    }
-    if (result === undefined) {
-      const { i, v, t } = prepare(typedArray, index, value, timeout);
-      result = binding.waitAsync(typedArray, i, v, t);
-    }
+    const result = doWait(binding.waitAsync, typedArray, index, value, timeout);
     if (typeof result === 'number') {
       return { async: false, value: kStrings[result] };
     }
@@ -225,18 +230,7 @@ function createAtomics(binding) {
    * thread (Node's main thread included) until notified or timed out.
    */
   function wait(typedArray, index, value, timeout) {
-    let code;
-    if (typeof index === 'number' && isPlainValue(value) && (typeof timeout === 'number' || timeout === undefined)) {
-      try {
-        code = binding.wait(typedArray, index, value, timeout === undefined ? Infinity : timeout);
-      } catch (_) {
-        code = undefined; // the slow path decides
-      }
-    }
-    if (code === undefined) {
-      const { i, v, t } = prepare(typedArray, index, value, timeout);
-      code = binding.wait(typedArray, i, v, t);
-    }
+    let code = doWait(binding.wait, typedArray, index, value, timeout);
     // The binding blocks in short slices and returns PENDING between them,
     // so that worker.terminate() can stop this loop.
     while (code === PENDING) {
