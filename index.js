@@ -10,7 +10,7 @@ const { createPolyfill } = require('./lib/polyfill');
 const { createAsyncLock } = require('./lib/async-lock');
 
 const atomics = createAtomics(binding);
-const polyfill = createPolyfill(binding, Atomics);
+const polyfill = createPolyfill(binding, Atomics, atomics);
 // The lock waits through this package's triple, never the global Atomics.
 const AsyncLock = createAsyncLock(atomics);
 

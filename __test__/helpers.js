@@ -10,7 +10,7 @@ const root = path.join(__dirname, '..');
 const fixture = (name) => path.join(__dirname, 'fixtures', name);
 
 /** Polls `predicate` (every 1 ms) until it is true; fails after `ms`. */
-async function until(predicate, what, ms = 10000) {
+async function until(predicate, what = 'a condition', ms = 10000) {
   const deadline = Date.now() + ms;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -32,6 +32,7 @@
 
 const { performance } = require('perf_hooks');
 const { isSharedArrayBuffer, isInt32Array } = require('util').types;
+const { describe } = require('./describe');
 
 const UNLOCKED = 0;
 const LOCKED = 1;
@@ -46,19 +47,6 @@ const kHeld = Symbol('held'); // symbol-keyed: not copied by postMessage
 
 const symbolDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : undefined;
 const symbolAsyncDispose = typeof Symbol.asyncDispose === 'symbol' ? Symbol.asyncDispose : undefined;
-
-function describe(value) {
-  if (value === null) return 'null';
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'object') {
-    const name = value.constructor && value.constructor.name;
-    return name && name !== 'Object' ? `an instance of ${name}` : 'an object';
-  }
-  if (typeof value === 'symbol') return 'a symbol';
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'string') return JSON.stringify(value.length > 20 ? value.slice(0, 20) + '…' : value);
-  return String(value);
-}
 
 /** A timeout in milliseconds: a number >= 0 (Infinity allowed). */
 function validateTimeout(timeout, name) {

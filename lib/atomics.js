@@ -3,10 +3,13 @@
 // Atomics.wait / Atomics.waitAsync (DoWait) and Atomics.notify, on top of a
 // binding that does the waiting. Every argument is validated and coerced
 // here, once, in the spec's order, with the spec's error types; the binding
-// receives an integer index in range, the coerced value and a timeout in
-// milliseconds.
+// receives either the caller's own arguments, when they are primitives of
+// the right types (the fast path, see isPlainValue), or the validated and
+// coerced values.
 //
 // A factory, so tests can hand it a fake binding.
+
+const { describe } = require('./describe');
 
 
 // Binding result codes (src/napi/mod.rs `code`).
@@ -64,21 +67,6 @@ try {
   // An engine whose Atomics.wait refuses to run here: a plain function
   // call still gets a stack check at entry in unoptimised code.
   interruptPoint = function interruptPoint() {};
-}
-
-function describe(value) {
-  if (value === null) return 'null';
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'object') {
-    const name = typedArrayName(value);
-    if (name !== undefined) return `a ${name}`;
-    if (value instanceof DataView) return 'a DataView';
-    return 'an object';
-  }
-  if (typeof value === 'symbol') return 'a symbol';
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'string') return JSON.stringify(value.length > 20 ? value.slice(0, 20) + '…' : value);
-  return String(value);
 }
 
 /**

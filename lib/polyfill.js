@@ -13,9 +13,11 @@ const NAMES = ['waitAsync', 'wait', 'notify'];
 /**
  * @param {object} binding the native binding (see lib/atomics.js)
  * @param {object} atomics the `Atomics` object to patch
+ * @param {object} [ponyfill] the package's `createAtomics(binding)` triple,
+ *   when the caller has made it already (index.js has)
  * @returns {{ install: Function }}
  */
-function createPolyfill(binding, atomics) {
+function createPolyfill(binding, atomics, ponyfill = createAtomics(binding)) {
   // The `notify` found on `atomics` by the first install that patched it:
   // the engine's own, or whatever was there (another copy of this package,
   // with its own registry). Taken once, so a later forced install cannot
@@ -24,7 +26,6 @@ function createPolyfill(binding, atomics) {
   let originalNotify = null;
   let patchedOnce = false;
 
-  const ponyfill = createAtomics(binding);
   // The installed notify goes through the package's notify, so validation
   // and coercion (valueOf calls included) happen once, in the spec's order,
   // and a non-shared array gives 0 before any engine notify could throw

@@ -19,15 +19,7 @@ function apiFor(mode) {
   return Atomics;
 }
 
-/** Polls `predicate` every millisecond until it holds (the runner catches a hang). */
-function until(predicate) {
-  return new Promise((resolve) => {
-    (function poll() {
-      if (predicate()) resolve();
-      else setTimeout(poll, 1);
-    })();
-  });
-}
+const { until } = require('../helpers');
 
 function makeContext(mode) {
   const nativeWaitAsync = typeof Atomics.waitAsync === 'function';

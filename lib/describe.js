@@ -1,0 +1,27 @@
+'use strict';
+// How an error message names the value it received: one wording for every
+// argument check of the package (lib/atomics.js, lib/async-lock.js).
+
+const TypedArrayPrototype = Object.getPrototypeOf(Int32Array.prototype);
+const typedArrayName = Function.prototype.call.bind(
+  Object.getOwnPropertyDescriptor(TypedArrayPrototype, Symbol.toStringTag).get
+);
+
+/** `a Float64Array`, `an instance of Map`, `"abc"`, `5n`, `a symbol`, … */
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') {
+    const name = typedArrayName(value);
+    if (name !== undefined) return `a ${name}`;
+    if (value instanceof DataView) return 'a DataView';
+    const constructorName = value.constructor && value.constructor.name;
+    return constructorName && constructorName !== 'Object' ? `an instance of ${constructorName}` : 'an object';
+  }
+  if (typeof value === 'symbol') return 'a symbol';
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'string') return JSON.stringify(value.length > 20 ? value.slice(0, 20) + '…' : value);
+  return String(value);
+}
+
+module.exports = { describe };
