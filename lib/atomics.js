@@ -10,6 +10,8 @@
 // A factory, so tests can hand it a fake binding.
 
 const { describe } = require('./describe');
+const { pendingPromises } = require('./pending');
+const { isMainThread } = require('worker_threads');
 
 
 // Binding result codes (src/napi/mod.rs `code`).
@@ -169,7 +171,20 @@ function coerceTimeout(timeout) {
 // has looked at this code.
 const isPlainValue = (value) => typeof value === 'number' || typeof value === 'bigint';
 
-function createAtomics(binding) {
+/**
+ * @param {object} binding the native binding
+ * @param {Function} [bindingNotify] the binding step of notify (the
+ *   polyfill chains the engine's own notify after the binding's)
+ * @param {boolean} [promisesInJs] keep waitAsync promises in JS rather
+ *   than as N-API deferreds (see lib/pending.js); the default: in workers
+ */
+function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !isMainThread) {
+  // In a worker, a pending N-API deferred outlives terminate() (it can only
+  // be freed by resolving it, and JS no longer runs), so there the promises
+  // live on the JS heap, which goes with the worker. The main thread is
+  // torn down only with the process and keeps the cheaper deferreds.
+  let pending = promisesInJs ? pendingPromises(binding) : null;
+
   /** DoWait steps 1-9, shared by wait and waitAsync. */
   function prepare(typedArray, index, value, timeout) {
     const shared = validateWaitable(typedArray);
@@ -207,10 +222,16 @@ function createAtomics(binding) {
    */
   function waitAsync(typedArray, index, value, timeout) {
     const result = doWait(binding.waitAsync, typedArray, index, value, timeout);
-    if (typeof result === 'number') {
+    if (typeof result !== 'number') {
+      return { async: true, value: result }; // the binding's own promise
+    }
+    if (result >= 0) {
       return { async: false, value: kStrings[result] };
     }
-    return { async: true, value: result };
+    // Queued in slot -1 - result; its promise is made here. (The binding
+    // answers so once any copy of this module registered the table.)
+    if (pending === null) pending = pendingPromises(binding);
+    return { async: true, value: pending.promiseFor(-1 - result, typedArray) };
   }
 
   /**
@@ -235,7 +256,7 @@ function createAtomics(binding) {
   function notify(typedArray, index, count) {
     if (typeof index === 'number' && (typeof count === 'number' || count === undefined)) {
       try {
-        return binding.notify(typedArray, index, count === undefined ? Infinity : count);
+        return bindingNotify(typedArray, index, count === undefined ? Infinity : count);
       } catch (_) {
         // the slow path decides (a non-shared array returns 0 there)
       }
@@ -248,7 +269,7 @@ function createAtomics(binding) {
       if (c < 0) c = 0;
     }
     if (!shared) return 0;
-    return binding.notify(typedArray, i, c);
+    return bindingNotify(typedArray, i, c);
   }
 
   /** Pending waits of this thread keep its event loop alive (the default). */

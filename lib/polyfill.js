@@ -32,16 +32,12 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding)) {
   // (Node 14's does). Only the binding step differs: after the registry's
   // waiters, the original notify wakes threads blocked in the engine's own
   // Atomics.wait, for what is left of the count.
-  const chained = createAtomics(
-    Object.assign({}, binding, {
-      notify(typedArray, index, count) {
-        const woken = binding.notify(typedArray, index, count);
-        const rest = count - woken; // Infinity stays Infinity
-        if (rest <= 0 || originalNotify === null) return woken;
-        return woken + originalNotify.call(atomics, typedArray, index, rest);
-      },
-    })
-  );
+  const chained = createAtomics(binding, (typedArray, index, count) => {
+    const woken = binding.notify(typedArray, index, count);
+    const rest = count - woken; // Infinity stays Infinity
+    if (rest <= 0 || originalNotify === null) return woken;
+    return woken + originalNotify.call(atomics, typedArray, index, rest);
+  });
 
   // Method definitions: like built-in functions they have no `prototype` and
   // are not constructors; `name` and `length` come out as the built-ins'

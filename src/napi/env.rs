@@ -16,7 +16,7 @@ use std::time::Instant;
 use napi::sys;
 
 use super::ffi::{check, Failure, Js, NResult};
-use super::resolver::{create_tsfn, EnvShared, Settled};
+use super::resolver::{create_tsfn, EnvShared, Woken};
 use super::REGISTRY;
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
@@ -24,14 +24,44 @@ use crate::slab::Slab;
 
 /// A pending `waitAsync`, owned by its env's thread.
 pub struct Pending {
-  /// Its id in the registry (for teardown and deadline cancel).
+  /// Its id in the registry (for teardown, deadline cancel, and to tell it
+  /// from a later waiter in the same slot).
   pub id: WaiterId,
-  pub deferred: sys::napi_deferred,
-  /// Base address of its SharedArrayBuffer, the key of the reference in
-  /// `EnvState::buffers` that keeps the memory alive.
-  pub buffer: usize,
   pub key: usize,
   pub deadline: Option<Instant>,
+  pub promise: Promise,
+}
+
+/// Where a pending waiter's promise lives, which decides how it is settled
+/// and what the env's teardown leaves behind. An env uses one kind: JS once
+/// lib/pending.js has registered (`setSettler`, which index.js does in
+/// worker threads), a deferred otherwise. (Copy, so chunks of them fit in
+/// arrays; a deferred is still concluded once: whoever takes its `Pending`
+/// out of the slab does it.)
+#[derive(Clone, Copy)]
+pub enum Promise {
+  /// An N-API deferred: the cheapest promise (no resolving functions on
+  /// the JS heap), made and resolved here. Its SharedArrayBuffer is held
+  /// in `EnvState::buffers` under `buffer`, the buffer's base address. A
+  /// deferred can only be freed by resolving it, which needs JS; an env
+  /// torn down with deferreds pending leaks ~32 B per deferred. Hence it is
+  /// used where teardown means the process is ending: the main thread.
+  Deferred {
+    deferred: sys::napi_deferred,
+    buffer: usize,
+  },
+  /// Kept by lib/pending.js in the same slot, with the typed array that
+  /// keeps its buffer alive: a torn-down env's pending promises go with its
+  /// JS heap. ~160 B more per pending waiter (the promise's resolve and
+  /// reject functions and their context).
+  InJs,
+}
+
+/// lib/pending.js's side of settling: its `settle(n)` function and the
+/// Uint32Array it reads `n` outcomes from (`slot << 1 | timed_out`).
+pub struct Settler {
+  pub function: sys::napi_ref,
+  pub outcomes: sys::napi_ref,
 }
 
 /// The sync `wait` in progress on this thread, kept between slices.
@@ -48,14 +78,17 @@ pub struct EnvState {
   tsfn: sys::napi_threadsafe_function,
   /// Pending async waits, by the slot index their waiter carries.
   pub pending: Slab<Pending>,
-  /// One strong reference per SharedArrayBuffer with pending waits, keyed
-  /// by its base address, with how many waits hold it: the memory must not
-  /// be freed and reused under a live registry key. One reference per
-  /// buffer rather than per wait spares a global handle per waiter (which
-  /// every scavenge would visit) and ~100 ns per call.
+  /// One strong reference per SharedArrayBuffer with pending deferred
+  /// waits, keyed by its base address, with how many waits hold it: the
+  /// memory must not be freed and reused under a live registry key. One
+  /// reference per buffer rather than per wait spares a global handle per
+  /// waiter (which every scavenge would visit) and ~100 ns per call.
   buffers: HashMap<usize, BufferRef, BuildAddressHasher>,
+  /// Set once by lib/pending.js (`setSettler`); from then on this env's
+  /// promises are made in JS.
+  pub settler: Option<Settler>,
   /// Reused buffer for draining the mailbox.
-  pub spare: Vec<(u32, Settled)>,
+  pub spare: Vec<Woken>,
   /// False after `unref()`: pending waiters do not keep the env alive.
   pub keep_alive: bool,
   /// Whether the TSFN is ref'd right now.
@@ -128,6 +161,7 @@ pub fn init(js: Js) -> NResult<()> {
     tsfn: ptr::null_mut(),
     pending: Slab::default(),
     buffers: HashMap::default(),
+    settler: None,
     spare: Vec::new(),
     keep_alive: true,
     refed: false,
@@ -208,11 +242,15 @@ fn teardown(js: Js, mut state: EnvState) {
         super::timer().cancel(at, id);
       }
     }
-    // The deferred is left to the env's teardown: concluding it needs JS,
-    // which may no longer run.
+    // A promise in JS goes with the env's heap; a deferred is left to
+    // the env's teardown (concluding it needs JS, which may no longer run).
   }
   for (_, held) in state.buffers.drain() {
     js.delete_reference(held.reference);
+  }
+  if let Some(settler) = state.settler.take() {
+    js.delete_reference(settler.function);
+    js.delete_reference(settler.outcomes);
   }
   if let Some(sync) = state.sync_wait.take() {
     let _ = REGISTRY.remove(sync.key, sync.id);

@@ -200,6 +200,74 @@ impl Js {
     let _ = unsafe { sys::napi_delete_reference(self.env, reference) };
   }
 
+  pub fn reference_value(self, reference: sys::napi_ref) -> NResult<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); the reference was created
+    // on it and is not deleted yet (callers hold it in live state).
+    check(unsafe { sys::napi_get_reference_value(self.env, reference, &mut out) })?;
+    if out.is_null() {
+      return Err(Failure::Error(
+        "atomics-waitasync: a reference is gone".into(),
+      ));
+    }
+    Ok(out)
+  }
+
+  pub fn is_function(self, value: sys::napi_value) -> NResult<bool> {
+    let mut kind = 0;
+    // SAFETY: live env on its thread (Js::new); kind is a live local.
+    check(unsafe { sys::napi_typeof(self.env, value, &mut kind) })?;
+    Ok(kind == sys::ValueType::napi_function)
+  }
+
+  /// Calls `function` with `this` undefined. Any JS may run.
+  pub fn call(
+    self,
+    function: sys::napi_value,
+    args: &[sys::napi_value],
+  ) -> NResult<sys::napi_value> {
+    let this = self.undefined()?;
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); args holds args.len()
+    // handles of this env; out is a live local.
+    check(unsafe {
+      sys::napi_call_function(
+        self.env,
+        this,
+        function,
+        args.len(),
+        args.as_ptr(),
+        &mut out,
+      )
+    })?;
+    Ok(out)
+  }
+
+  /// Runs `body` on the elements of `array`, which must be a Uint32Array
+  /// over a (non-shared) ArrayBuffer. No JS runs while `body` does, so
+  /// nothing else reads or writes those elements meanwhile.
+  pub fn with_u32_elements<T>(
+    self,
+    array: sys::napi_value,
+    body: impl FnOnce(&mut [u32]) -> T,
+  ) -> NResult<T> {
+    let info = self.typedarray_info(array)?;
+    if info.kind != sys::TypedarrayType::uint32_array || !self.is_arraybuffer(info.buffer)? {
+      return Err(Failure::Type(
+        "expected a Uint32Array over an ArrayBuffer".into(),
+      ));
+    }
+    if info.length == 0 || info.data.is_null() {
+      return Ok(body(&mut []));
+    }
+    // SAFETY: a Uint32Array's data is 4-aligned and holds `length` elements;
+    // its buffer is not shared, so only this thread's JS can touch it, and
+    // no JS runs during `body`; `array` (a handle in the caller's scope)
+    // keeps the buffer alive for the call.
+    let elements = unsafe { std::slice::from_raw_parts_mut(info.data.cast::<u32>(), info.length) };
+    Ok(body(elements))
+  }
+
   /// Runs `body` inside a fresh handle scope.
   pub fn scoped<T>(self, body: impl FnOnce() -> T) -> NResult<T> {
     let mut scope = ptr::null_mut();

@@ -14,7 +14,9 @@
 //! NaN timeout → +∞, negative → 0, count truncated and clamped at 0.
 //!
 //! Outcomes cross to JS as small integers (see `code`); index.js turns them
-//! into the spec's strings and result objects.
+//! into the spec's strings and result objects. A queued `waitAsync` returns
+//! `-1 - slot`: lib/pending.js makes its promise and keeps it in that slot
+//! until `settle` is called with its outcome.
 
 mod env;
 mod ffi;
@@ -29,10 +31,10 @@ use napi::sys;
 use napi_derive::napi;
 use once_cell::sync::{Lazy, OnceCell};
 
-use self::env::{Pending, SyncWait};
+use self::env::{Pending, Promise, Settler, SyncWait};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
 use self::memory::{expected, holds, locate};
-use self::resolver::{EnvShared, Settled};
+use self::resolver::{EnvShared, Settled, Woken};
 use crate::parker::{ParkState, Parker};
 use crate::registry::{Enqueued, Registry, WaiterId};
 use crate::timer::{Deadline, Timer};
@@ -78,6 +80,9 @@ mod code {
 /// interruptible). 10 ms measured ~3 ms terminate latency; 50 ms, 29-48 ms.
 const SYNC_SLICE: Duration = Duration::from_millis(10);
 
+/// The largest slot a pending `waitAsync` may have (see `wait_async`).
+const MAX_SLOT: u32 = (1 << 31) - 1;
+
 /// Timeouts above this (~31 years) are treated as +Infinity.
 const MAX_TIMEOUT_MS: f64 = 1e12;
 
@@ -93,7 +98,7 @@ fn deadline_after(timeout_ms: f64) -> Option<Instant> {
 /// unparks sync ones, and hands async ones to their envs, one batch per env
 /// run.
 fn wake(woken: Vec<(WaiterId, Waiter)>, how: Settled) {
-  let mut batch: Vec<(u32, Settled)> = Vec::new();
+  let mut batch: Vec<Woken> = Vec::new();
   let mut batch_env: Option<Arc<EnvShared>> = None;
   for (id, waiter) in woken {
     match waiter {
@@ -117,7 +122,7 @@ fn wake(woken: Vec<(WaiterId, Waiter)>, how: Settled) {
         } else {
           batch_env = Some(env);
         }
-        batch.push((slot, how));
+        batch.push(Woken { slot, id, how });
       }
     }
   }
@@ -148,8 +153,9 @@ fn timeout_ms(js: Js, timeout: sys::napi_value) -> NResult<f64> {
   })
 }
 
-/// `waitAsync(typedArray, index, value, timeoutMs)` → Promise, or
-/// `code::NOT_EQUAL` / `code::TIMED_OUT` for the synchronous results.
+/// `waitAsync(typedArray, index, value, timeoutMs)` → `-1 - slot` for a
+/// queued waiter (lib/pending.js makes its promise), or `code::NOT_EQUAL` /
+/// `code::TIMED_OUT` for the synchronous results.
 fn wait_async(
   js: Js,
   [array, index, value, timeout]: [sys::napi_value; 4],
@@ -170,19 +176,34 @@ fn wait_async(
     return js.number(code::TIMED_OUT);
   }
   let deadline = deadline_after(timeout_ms);
-  let (deferred, promise) = js.create_promise()?;
-  if let Err(failure) = state.hold_buffer(js, location.buffer_base, location.buffer) {
-    js.resolve(deferred, js.undefined()?)?;
-    return Err(failure);
-  }
+  // The promise: made here as a deferred, or by lib/pending.js once this
+  // returns the slot (see `env::Promise`).
+  let (promise, deferred_promise) = if state.settler.is_some() {
+    (Promise::InJs, None)
+  } else {
+    let (deferred, promise) = js.create_promise()?;
+    if let Err(failure) = state.hold_buffer(js, location.buffer_base, location.buffer) {
+      js.resolve(deferred, js.undefined()?)?;
+      return Err(failure);
+    }
+    let buffer = location.buffer_base;
+    (Promise::Deferred { deferred, buffer }, Some(promise))
+  };
   let key = location.key;
   let slot = state.pending.insert(Pending {
     id: 0,
-    deferred,
-    buffer: location.buffer_base,
     key,
     deadline,
+    promise,
   });
+  if slot > MAX_SLOT {
+    // lib/pending.js reads outcomes as `slot << 1 | timed_out` in a u32.
+    // (2^31 pending waiters would take hundreds of GB first.)
+    discard(js, state, slot);
+    return Err(Failure::Range(
+      "atomics-waitasync: too many pending waits".into(),
+    ));
+  }
   // DoWait 22-28: enqueue at the tail, under the bucket lock, if the value
   // still holds. The deadline goes to the notifier thread under that same
   // lock, so its add precedes any notify's cancel.
@@ -204,17 +225,85 @@ fn wait_async(
       }
     }
     Enqueued::NotEqual => {
-      // The value changed between the two reads: conclude the unused
-      // deferred so it is freed; nobody sees its promise.
-      if let Some(unused) = state.pending.take(slot) {
-        state.release_buffer(js, unused.buffer);
-        js.resolve(unused.deferred, js.undefined()?)?;
-      }
+      // The value changed between the two reads.
+      discard(js, state, slot);
       return js.number(code::NOT_EQUAL);
     }
   }
   state.update_keep_alive();
-  Ok(promise)
+  match deferred_promise {
+    Some(promise) => Ok(promise),
+    None => js.number(-1.0 - f64::from(slot)),
+  }
+}
+
+/// Frees `slot`, which holds a waiter no promise was handed out for (or one
+/// taken back), concluding its deferred, if it has one, so that it is freed.
+fn discard(js: Js, state: &mut env::EnvState, slot: u32) {
+  let Some(pending) = state.pending.take(slot) else {
+    return;
+  };
+  if let Promise::Deferred { deferred, buffer } = pending.promise {
+    state.release_buffer(js, buffer);
+    if let Ok(undefined) = js.undefined() {
+      let _ = js.resolve(deferred, undefined);
+    }
+  }
+}
+
+/// `cancel(slot)`: takes a queued `waitAsync` back (lib/pending.js, when it
+/// could not make the promise). A waiter a notify took first is already
+/// counted; its outcome arrives for a free slot and is dropped.
+fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+  let state = env::state(js)?;
+  let slot = js.f64(slot)?;
+  if !(0.0..=f64::from(u32::MAX)).contains(&slot) || slot.fract() != 0.0 {
+    return Err(Failure::Range(format!("slot {slot} is out of range")));
+  }
+  let slot = slot as u32;
+  if let Some(pending) = state.pending.get_mut(slot) {
+    let (key, id, deadline) = (pending.key, pending.id, pending.deadline);
+    if REGISTRY.remove(key, id).is_some() {
+      if let Some(at) = deadline {
+        timer().cancel(at, id);
+      }
+    }
+    discard(js, state, slot);
+  }
+  state.update_keep_alive();
+  js.undefined()
+}
+
+/// `setSettler(settle, outcomes)`: lib/pending.js's `settle(n)` and the
+/// Uint32Array it reads outcomes from. Once per env: a second JS side
+/// would strand the first one's promises.
+fn set_settler(js: Js, [function, outcomes]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
+  let state = env::state(js)?;
+  if state.settler.is_some() {
+    return Err(Failure::Error(
+      "atomics-waitasync: setSettler was already called in this environment".into(),
+    ));
+  }
+  if !js.is_function(function)? {
+    return Err(Failure::Type("settle must be a function".into()));
+  }
+  let length = js.with_u32_elements(outcomes, |elements| elements.len())?;
+  if length < resolver::SCOPE_CHUNK {
+    return Err(Failure::Range(format!(
+      "outcomes must hold at least {} elements",
+      resolver::SCOPE_CHUNK
+    )));
+  }
+  let function = js.create_reference(function)?;
+  let outcomes = match js.create_reference(outcomes) {
+    Ok(reference) => reference,
+    Err(failure) => {
+      js.delete_reference(function);
+      return Err(failure);
+    }
+  };
+  state.settler = Some(Settler { function, outcomes });
+  js.undefined()
 }
 
 /// `notify(typedArray, index, count)` → how many waiters it woke.
@@ -349,6 +438,8 @@ callbacks! {
   js_wait_continue => wait_continue;
   js_notify => notify;
   js_set_keep_alive => set_keep_alive;
+  js_cancel => cancel;
+  js_set_settler => set_settler;
   js_counts_for_testing => counts_for_testing;
   js_panic_for_testing => panic_for_testing;
 }
@@ -360,12 +451,14 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   let js = unsafe { Js::new(env.raw()) };
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js).map_err(to_napi)?;
-  let functions: [(&str, Callback); 7] = [
+  let functions: [(&str, Callback); 9] = [
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
     ("notify", js_notify),
     ("setKeepAlive", js_set_keep_alive),
+    ("cancel", js_cancel),
+    ("setSettler", js_set_settler),
     ("countsForTesting", js_counts_for_testing),
     ("panicForTesting", js_panic_for_testing),
   ];

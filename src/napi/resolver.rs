@@ -1,8 +1,9 @@
 //! Settling async waiters on their own env's thread.
 //!
 //! Each env has one raw ThreadsafeFunction with no JS function: its call-js
-//! callback ([`settle`]) drains the env's mailbox and resolves the deferreds
-//! of every waiter in it. Any thread that takes async waiters out of the
+//! callback ([`settle`]) drains the env's mailbox and settles every waiter in
+//! it: resolves its N-API deferred, or hands its outcome to lib/pending.js,
+//! which resolves the promise it keeps (one JS call per 256 waiters). Any thread that takes async waiters out of the
 //! registry (a notify, the notifier thread) puts them in their env's mailbox;
 //! only the transition from empty to non-empty calls the TSFN, so every
 //! waiter woken before the env's thread gets round to it is settled in one
@@ -19,14 +20,25 @@ use std::ptr;
 use napi::sys;
 use parking_lot::Mutex;
 
-use super::env::EnvState;
+use super::env::{EnvState, Pending, Promise};
 use super::ffi::{check, Js, NResult};
+use crate::registry::WaiterId;
 
 /// How an async wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settled {
   Woken,
   TimedOut,
+}
+
+/// A waiter taken off its queue, on its way to its env's thread: its slot
+/// in the env's `pending` slab, its registry id (the slot may hold a later
+/// waiter by the time this arrives, if the first was cancelled), and how.
+#[derive(Debug, Clone, Copy)]
+pub struct Woken {
+  pub slot: u32,
+  pub id: WaiterId,
+  pub how: Settled,
 }
 
 /// The part of an env that other threads touch: its mailbox.
@@ -39,8 +51,7 @@ struct Mailbox {
   closed: bool,
   tsfn: sys::napi_threadsafe_function,
   /// Waiters taken off their queues, not yet settled on the env's thread.
-  /// Slot indexes of waiters taken off their queues, not yet settled.
-  woken: Vec<(u32, Settled)>,
+  woken: Vec<Woken>,
 }
 
 // SAFETY: the only raw pointer is the TSFN handle, which N-API allows any
@@ -61,7 +72,7 @@ impl EnvShared {
   }
 
   /// Hands settled waiters to the env's thread. Callable from any thread.
-  pub fn deliver(&self, batch: &[(u32, Settled)]) {
+  pub fn deliver(&self, batch: &[Woken]) {
     if batch.is_empty() {
       return;
     }
@@ -86,7 +97,7 @@ impl EnvShared {
   }
 
   /// Moves the mailbox's contents into `into` (which must be empty).
-  fn drain_into(&self, into: &mut Vec<(u32, Settled)>) {
+  fn drain_into(&self, into: &mut Vec<Woken>) {
     let mut mailbox = self.mailbox.lock();
     std::mem::swap(&mut mailbox.woken, into);
   }
@@ -159,33 +170,69 @@ unsafe extern "C" fn settle(
   }));
 }
 
-/// Number of promises resolved under one handle scope.
-const SCOPE_CHUNK: usize = 256;
+/// Number of waiters settled under one handle scope, and at most in one
+/// call to lib/pending.js's `settle`.
+pub const SCOPE_CHUNK: usize = 256;
 
 fn settle_all(js: Js, state: &mut EnvState) {
   let mut woken = std::mem::take(&mut state.spare);
   state.shared.drain_into(&mut woken);
   for chunk in woken.chunks(SCOPE_CHUNK) {
-    let _ = js.scoped(|| -> NResult<()> {
-      let ok = js.latin1("ok")?;
-      let timed_out = js.latin1("timed-out")?;
-      for &(slot, how) in chunk {
-        // Taking it out of the map first means each deferred and reference
-        // is concluded exactly once.
-        let Some(pending) = state.pending.take(slot) else {
-          continue;
-        };
-        let value = match how {
-          Settled::Woken => ok,
-          Settled::TimedOut => timed_out,
-        };
-        let _ = js.resolve(pending.deferred, value);
-        state.release_buffer(js, pending.buffer);
-      }
-      Ok(())
-    });
+    // Slots are freed chunk by chunk, each just before JS settles it, so a
+    // slot is never reused while JS still holds it.
+    let mut taken = [None; SCOPE_CHUNK];
+    for (woken, taken) in chunk.iter().zip(&mut taken) {
+      *taken = take_pending(state, woken).map(|pending| (woken, pending.promise));
+    }
+    // An error here means the env is dying under us; its slots are free,
+    // so at least its counts and keep-alive stay true.
+    let _ = js.scoped(|| settle_chunk(js, state, &taken));
   }
   woken.clear();
   state.spare = woken;
   state.update_keep_alive();
+}
+
+/// Settles one chunk of waiters already taken out of the slab.
+fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>]) -> NResult<()> {
+  let ok = js.latin1("ok")?;
+  let timed_out = js.latin1("timed-out")?;
+  let mut in_js = [0u32; SCOPE_CHUNK];
+  let mut count = 0;
+  for (woken, promise) in chunk.iter().flatten() {
+    let timed = woken.how == Settled::TimedOut;
+    match *promise {
+      Promise::Deferred { deferred, buffer } => {
+        let _ = js.resolve(deferred, if timed { timed_out } else { ok });
+        state.release_buffer(js, buffer);
+      }
+      Promise::InJs => {
+        in_js[count] = woken.slot << 1 | u32::from(timed);
+        count += 1;
+      }
+    }
+  }
+  if count == 0 {
+    return Ok(());
+  }
+  let Some(settler) = &state.settler else {
+    return Ok(()); // not reached: promises are made in JS only once it registered
+  };
+  let function = js.reference_value(settler.function)?;
+  let outcomes = js.reference_value(settler.outcomes)?;
+  // setSettler checked that the array holds SCOPE_CHUNK elements.
+  js.with_u32_elements(outcomes, |elements| {
+    elements[..count].copy_from_slice(&in_js[..count]);
+  })?;
+  js.call(function, &[js.number(count as f64)?])?;
+  Ok(())
+}
+
+/// Takes `woken`'s waiter out of the slab, if its slot still holds it.
+fn take_pending(state: &mut EnvState, woken: &Woken) -> Option<Pending> {
+  let current = state.pending.get_mut(woken.slot).map(|p| p.id);
+  if current != Some(woken.id) {
+    return None;
+  }
+  state.pending.take(woken.slot)
 }

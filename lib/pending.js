@@ -1,0 +1,84 @@
+'use strict';
+// This thread's pending waitAsync promises, kept in JavaScript.
+//
+// The binding queues the waiter and answers with a slot number; the promise,
+// and the typed array that keeps its SharedArrayBuffer alive while it waits,
+// are kept here in that slot. When waiters are woken or time out, the
+// binding's ThreadsafeFunction writes their outcomes into `outcomes`
+// (`slot << 1 | timedOut`) and calls `settle(n)`: one call per batch of up to
+// OUTCOMES waiters.
+//
+// Used in worker threads (lib/atomics.js decides). Keeping the promises on
+// the JS heap rather than behind N-API deferreds means a terminated worker
+// leaves nothing behind: its pending promises go with its heap, while an
+// N-API deferred can only be freed by resolving it, which needs JS that no
+// longer runs during teardown. The price: ~160 B more per pending waiter
+// (a promise made in JS has resolve and reject functions and their context;
+// one made by N-API has neither). Calls are faster (no global handle).
+
+// Outcomes per settle call; the binding writes at most 256 at a time
+// (src/napi/resolver.rs SCOPE_CHUNK) and checks the array holds that many.
+const OUTCOMES = 256;
+
+// The table belongs to the binding instance (one per thread, per load of the
+// addon), and the binding takes one settle function only; so every copy of
+// this module finds it on the binding, under a registered symbol.
+const kTable = Symbol.for('atomics-waitasync.pendingPromises');
+
+function pendingPromises(binding) {
+  if (binding[kTable] !== undefined) return binding[kTable];
+
+  let resolvers = [];
+  let arrays = [];
+  let live = 0;
+  const outcomes = new Uint32Array(OUTCOMES);
+
+  // One executor for every promise: no closure per waiter.
+  let captured;
+  function capture(resolve) {
+    captured = resolve;
+  }
+
+  function settle(n) {
+    for (let i = 0; i < n; i++) {
+      const outcome = outcomes[i];
+      const slot = outcome >>> 1;
+      const resolve = resolvers[slot];
+      if (resolve === undefined) continue;
+      resolvers[slot] = undefined;
+      arrays[slot] = undefined;
+      live--;
+      resolve(outcome & 1 ? 'timed-out' : 'ok');
+    }
+    if (live === 0 && resolvers.length > 1024) {
+      // A burst is over: give its memory back (the binding's slab does too).
+      resolvers = [];
+      arrays = [];
+    }
+  }
+
+  /** The promise for the waiter the binding queued in `slot`. */
+  function promiseFor(slot, typedArray) {
+    let promise;
+    try {
+      promise = new Promise(capture);
+    } catch (error) {
+      // Out of stack or memory: take the waiter back, or a notify would
+      // count a wake-up that nobody can see.
+      binding.cancel(slot);
+      throw error;
+    }
+    resolvers[slot] = captured;
+    arrays[slot] = typedArray;
+    captured = undefined;
+    live++;
+    return promise;
+  }
+
+  binding.setSettler(settle, outcomes);
+  const table = { promiseFor };
+  Object.defineProperty(binding, kTable, { value: table });
+  return table;
+}
+
+module.exports = { pendingPromises };
