@@ -14,6 +14,12 @@
 //! - **FIFO per key.** Waiter ids come from one counter and are taken under
 //!   the bucket lock, so within a key a higher id was enqueued later; each
 //!   queue is ordered by id and notify takes the lowest ids first.
+//!
+//! A queue ([`Queue`]) is a `VecDeque` of `(id, waiter)` in id order: dense
+//! (no per-node allocation, which is most of what a pending waiter costs
+//! natively), O(1) at both ends. A waiter removed from the middle (timeout,
+//! cancel) leaves a tombstone, found by binary search on the id; tombstones
+//! at the ends are trimmed at once, the rest when they outnumber the live.
 //! - **One owner per outcome.** A waiter leaves its queue exactly once: by
 //!   notify ([`Registry::dequeue`]), by timeout or cancel ([`Registry::remove`]).
 //!   Whoever takes it out under the lock decides its outcome; the loser gets
@@ -28,7 +34,7 @@
 //! Tests: `tests/registry.rs` (real threads) and `tests/loom_registry.rs`
 //! (every interleaving of notify, timeout, cancel and teardown, by loom).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::Ordering;
 
@@ -59,7 +65,81 @@ pub struct Registry<W> {
 #[repr(align(64))]
 struct Bucket<W> {
   /// Guarded by the mutex: the queues of every key that hashes here.
-  queues: Mutex<HashMap<usize, BTreeMap<WaiterId, W>, BuildAddressHasher>>,
+  queues: Mutex<HashMap<usize, Queue<W>, BuildAddressHasher>>,
+}
+
+/// One key's waiters, oldest first. Entries are in increasing id order;
+/// `None` marks a waiter removed from the middle.
+struct Queue<W> {
+  entries: VecDeque<(WaiterId, Option<W>)>,
+  /// Entries that are `Some`.
+  live: usize,
+}
+
+impl<W> Default for Queue<W> {
+  fn default() -> Self {
+    Queue {
+      entries: VecDeque::new(),
+      live: 0,
+    }
+  }
+}
+
+impl<W> Queue<W> {
+  /// Appends a waiter; `id` is above every id already queued.
+  fn push(&mut self, id: WaiterId, waiter: W) {
+    debug_assert!(self.entries.back().is_none_or(|&(last, _)| last < id));
+    self.entries.push_back((id, Some(waiter)));
+    self.live += 1;
+  }
+
+  /// Moves up to `count` waiters from the head into `into`, oldest first.
+  fn pop_front_into(&mut self, count: usize, into: &mut Vec<(WaiterId, W)>) {
+    let mut taken = 0;
+    while taken < count {
+      let Some((id, waiter)) = self.entries.pop_front() else {
+        break;
+      };
+      if let Some(waiter) = waiter {
+        into.push((id, waiter));
+        taken += 1;
+      }
+    }
+    self.live -= taken;
+    self.trim();
+  }
+
+  /// Takes the waiter `id` out, wherever it is.
+  fn remove(&mut self, id: WaiterId) -> Option<W> {
+    let at = self.entries.binary_search_by_key(&id, |&(id, _)| id).ok()?;
+    let waiter = self.entries[at].1.take()?;
+    self.live -= 1;
+    self.trim();
+    let tombstones = self.entries.len() - self.live;
+    if tombstones > 32 && tombstones > self.live {
+      self.entries.retain(|(_, waiter)| waiter.is_some());
+    }
+    Some(waiter)
+  }
+
+  /// Drops tombstones at both ends, so the ends are always live, and gives
+  /// memory back once a queue that was long is mostly gone.
+  fn trim(&mut self) {
+    while matches!(self.entries.front(), Some((_, None))) {
+      self.entries.pop_front();
+    }
+    while matches!(self.entries.back(), Some((_, None))) {
+      self.entries.pop_back();
+    }
+    let len = self.entries.len();
+    if self.entries.capacity() > 64 && len < self.entries.capacity() / 4 {
+      self.entries.shrink_to(len * 2);
+    }
+  }
+
+  fn is_empty(&self) -> bool {
+    self.live == 0
+  }
 }
 
 impl<W> Default for Registry<W> {
@@ -105,7 +185,7 @@ impl<W> Registry<W> {
     }
     let id = self.next_id.fetch_add(1, Ordering::Relaxed);
     let waiter = make(id);
-    queues.entry(key).or_default().insert(id, waiter);
+    queues.entry(key).or_default().push(id, waiter);
     self.len.fetch_add(1, Ordering::Relaxed);
     Enqueued::Queued(id)
   }
@@ -120,20 +200,11 @@ impl<W> Registry<W> {
     let Some(queue) = queues.get_mut(&key) else {
       return Vec::new();
     };
-    let woken: Vec<(WaiterId, W)> = if count >= queue.len() {
-      let all = std::mem::take(queue);
+    let mut woken = Vec::with_capacity(count.min(queue.live));
+    queue.pop_front_into(count, &mut woken);
+    if queue.is_empty() {
       queues.remove(&key);
-      all.into_iter().collect()
-    } else {
-      let mut woken = Vec::with_capacity(count);
-      while woken.len() < count {
-        match queue.pop_first() {
-          Some(entry) => woken.push(entry),
-          None => break,
-        }
-      }
-      woken
-    };
+    }
     self.len.fetch_sub(woken.len(), Ordering::Relaxed);
     woken
   }
@@ -144,7 +215,7 @@ impl<W> Registry<W> {
   pub fn remove(&self, key: usize, id: WaiterId) -> Option<W> {
     let mut queues = self.bucket(key).queues.lock();
     let queue = queues.get_mut(&key)?;
-    let waiter = queue.remove(&id)?;
+    let waiter = queue.remove(id)?;
     if queue.is_empty() {
       queues.remove(&key);
     }
@@ -159,7 +230,7 @@ impl<W> Registry<W> {
       .queues
       .lock()
       .get(&key)
-      .map_or(0, BTreeMap::len)
+      .map_or(0, |queue| queue.live)
   }
 
   /// Whether two keys share a bucket (and so a lock); for tests that

@@ -88,6 +88,59 @@ fn remove_takes_from_the_middle_and_only_once() {
   assert_eq!(registry.remove(32, ids[0]), None, "notify won");
 }
 
+/// Removals from anywhere, in any order, interleaved with enqueues and
+/// partial notifies (the queue keeps tombstones, trims its ends and
+/// compacts): FIFO order and counts stay exact against a plain model.
+#[test]
+fn removals_anywhere_keep_fifo_and_counts() {
+  let registry = Registry::new();
+  let mut model: Vec<(WaiterId, u32)> = Vec::new();
+  let mut seed = 0x2545_f491_u64;
+  let mut next = || {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    seed
+  };
+  let mut tag = 0;
+  for _round in 0..200 {
+    for _ in 0..(next() % 60) {
+      model.push((queue(&registry, 64, tag), tag));
+      tag += 1;
+    }
+    // Remove about half, from random places (some twice: the second fails).
+    for _ in 0..(model.len() / 2) {
+      if model.is_empty() {
+        break;
+      }
+      let at = (next() % model.len() as u64) as usize;
+      let (id, tag) = model.remove(at);
+      assert_eq!(registry.remove(64, id), Some(tag));
+      assert_eq!(registry.remove(64, id), None);
+    }
+    let count = (next() % 8) as usize;
+    let woken: Vec<u32> = registry
+      .dequeue(64, count)
+      .into_iter()
+      .map(|(_, w)| w)
+      .collect();
+    let expected: Vec<u32> = model
+      .drain(..count.min(model.len()))
+      .map(|(_, w)| w)
+      .collect();
+    assert_eq!(woken, expected, "oldest first");
+    assert_eq!(registry.waiters_on(64), model.len());
+    assert_eq!(registry.len(), model.len());
+  }
+  let rest: Vec<u32> = registry
+    .dequeue(64, usize::MAX)
+    .into_iter()
+    .map(|(_, w)| w)
+    .collect();
+  assert_eq!(rest, model.iter().map(|&(_, w)| w).collect::<Vec<_>>());
+  assert!(registry.is_empty());
+}
+
 /// Each of `threads` threads races a notify, a timeout-style remove and a
 /// cancel-style remove over the same waiters: every waiter has exactly one
 /// owner, and the total of all three equals what was queued.
