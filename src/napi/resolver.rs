@@ -220,9 +220,12 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>
   };
   let function = js.reference_value(settler.function)?;
   let outcomes = js.reference_value(settler.outcomes)?;
-  // setSettler checked that the array holds SCOPE_CHUNK elements.
-  js.with_u32_elements(outcomes, |elements| {
+  // setSettler checked that the array holds SCOPE_CHUNK elements; `min`
+  // only guards against a buffer that has changed since.
+  let count = js.with_u32_elements(outcomes, |elements| {
+    let count = count.min(elements.len());
     elements[..count].copy_from_slice(&in_js[..count]);
+    count
   })?;
   js.call(function, &[js.number(count as f64)?])?;
   Ok(())
