@@ -30,7 +30,7 @@ function makeContext(mode) {
   /**
    * Starts __test__/fixtures/compat-worker.js on `sab` with the same mode.
    * `call(message)` posts a command and resolves with the worker's reply;
-   * for waitAsync, `settled(id)` resolves with the promise's string.
+   * for waitAsync and waitAsyncMany, `settled` resolves with the second reply.
    */
   function startWorker(sab, options) {
     const worker = new Worker(fixture('compat-worker.js'), Object.assign({ workerData: { mode, sab } }, options));
@@ -61,7 +61,7 @@ function makeContext(mode) {
         const id = nextId;
         nextId += 2; // id + 1 is the settle reply of a waitAsync
         const reply = expect(id);
-        const settled = message.op === 'waitAsync' ? expect(id + 1) : null;
+        const settled = message.op.startsWith('waitAsync') ? expect(id + 1) : null;
         worker.postMessage(Object.assign({ id }, message));
         return settled ? { reply, settled } : reply;
       },

@@ -46,6 +46,21 @@ module.exports = [
     },
   },
   {
+    name: 'a worker\'s waitAsync times out, and 600 of them are settled in order by one notify',
+    async run(ctx) {
+      const ta = new Int32Array(new SharedArrayBuffer(16));
+      const w = ctx.startWorker(ta.buffer);
+      const late = w.call({ op: 'waitAsync', index: 0, value: 0, timeout: 20 });
+      assert.deepStrictEqual(await late.reply, { async: true });
+      assert.strictEqual(await late.settled, 'timed-out');
+      const many = w.call({ op: 'waitAsyncMany', index: 0, value: 0, count: 600 });
+      assert.deepStrictEqual(await many.reply, { queued: 600 });
+      assert.strictEqual(ctx.api.notify(ta, 0), 600);
+      const order = await many.settled;
+      assert.deepStrictEqual(order, Array.from({ length: 600 }, (_, i) => i + ':ok'));
+    },
+  },
+  {
     name: 'the installed notify also wakes a worker blocked in the engine\'s own Atomics.wait',
     skip: (ctx) => (ctx.mode === 'ponyfill' ? 'only the installed Atomics.notify forwards to the native one' : null),
     async run(ctx) {
