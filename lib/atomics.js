@@ -246,6 +246,13 @@ function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !
       interruptPoint();
       code = binding.waitContinue();
     }
+    if (code === OK) {
+      // Woken: if this thread is being terminated, stop here, before the
+      // caller sees "ok"; the binding then passes the wake-up on to the
+      // next waiter. Otherwise tell it the wake-up arrived.
+      interruptPoint();
+      binding.waitDone();
+    }
     return kStrings[code];
   }
 

@@ -16,7 +16,7 @@ use std::time::Instant;
 use napi::sys;
 
 use super::ffi::{check, Failure, Js, NResult};
-use super::resolver::{create_tsfn, EnvShared, Woken};
+use super::resolver::{create_tsfn, EnvShared, Settled, Woken};
 use super::REGISTRY;
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
@@ -94,6 +94,11 @@ pub struct EnvState {
   /// Whether the TSFN is ref'd right now.
   refed: bool,
   pub sync_wait: Option<SyncWait>,
+  /// The key of this thread's last sync wait that ended in "ok", until
+  /// JS confirms (`waitDone`) that it got past its interrupt point with it:
+  /// if the thread is terminated first, the wake-up never reached the
+  /// caller, and the teardown passes it on.
+  pub unseen_wake: Option<usize>,
 }
 
 struct BufferRef {
@@ -166,6 +171,7 @@ pub fn init(js: Js) -> NResult<()> {
     keep_alive: true,
     refed: false,
     sync_wait: None,
+    unseen_wake: None,
   }));
   // SAFETY: state is alive until the cleanup hook frees it, which aborts
   // the TSFN first.
@@ -228,8 +234,9 @@ unsafe extern "C" fn cleanup(arg: *mut c_void) {
 }
 
 fn teardown(js: Js, mut state: EnvState) {
-  // Close first: from here on no thread calls the TSFN.
-  let tsfn = state.shared.close();
+  // Close first: from here on no thread calls the TSFN, and a notify that
+  // takes one of this env's waiters passes the wake-up on (mod.rs deliver).
+  let (tsfn, undelivered) = state.shared.close();
   // SAFETY: the TSFN is ours and released once; abort makes N-API drop
   // queued calls (our call-js then sees a null env).
   let _ = unsafe {
@@ -252,7 +259,22 @@ fn teardown(js: Js, mut state: EnvState) {
     js.delete_reference(settler.function);
     js.delete_reference(settler.outcomes);
   }
+  // Wake-ups a notify counted that this thread's JS never saw: delivered
+  // but not settled; a sync waiter a notify took before its wait returned;
+  // a sync wait that returned "ok" but was terminated at its interrupt
+  // point. They go to the next waiters (this env's own are gone by now).
+  let mut unseen: Vec<usize> = undelivered
+    .iter()
+    .filter(|woken| woken.how == Settled::Woken)
+    .map(|woken| woken.key)
+    .collect();
   if let Some(sync) = state.sync_wait.take() {
-    let _ = REGISTRY.remove(sync.key, sync.id);
+    // Sync timeouts are taken by the waiting thread itself, so a waiter
+    // gone from its queue was taken by a notify.
+    if REGISTRY.remove(sync.key, sync.id).is_none() {
+      unseen.push(sync.key);
+    }
   }
+  unseen.extend(state.unseen_wake.take());
+  super::pass_on(unseen);
 }

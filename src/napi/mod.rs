@@ -96,11 +96,11 @@ fn deadline_after(timeout_ms: f64) -> Option<Instant> {
 
 /// Wakes waiters taken off their queues, after the registry lock is gone:
 /// unparks sync ones, and hands async ones to their envs, one batch per env
-/// run.
-fn wake(woken: Vec<(WaiterId, Waiter)>, how: Settled) {
+/// run. Each comes with the key it was queued on.
+fn wake(woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>, how: Settled) {
   let mut batch: Vec<Woken> = Vec::new();
   let mut batch_env: Option<Arc<EnvShared>> = None;
-  for (id, waiter) in woken {
+  for (key, id, waiter) in woken {
     match waiter {
       Waiter::Sync(parker) => parker.unpark(),
       Waiter::Async {
@@ -115,28 +115,54 @@ fn wake(woken: Vec<(WaiterId, Waiter)>, how: Settled) {
         }
         if let Some(current) = &batch_env {
           if !Arc::ptr_eq(current, &env) {
-            current.deliver(&batch);
+            deliver(current, &batch);
             batch.clear();
             batch_env = Some(env);
           }
         } else {
           batch_env = Some(env);
         }
-        batch.push(Woken { slot, id, how });
+        batch.push(Woken { slot, id, key, how });
       }
     }
   }
   if let Some(current) = batch_env {
-    current.deliver(&batch);
+    deliver(current.as_ref(), &batch);
+  }
+}
+
+/// Hands a batch to its env; if the env is going away, its notified
+/// waiters' wake-ups go on to the next waiters instead.
+fn deliver(env: &EnvShared, batch: &[Woken]) {
+  if !env.deliver(batch) {
+    pass_on(
+      batch
+        .iter()
+        .filter(|w| w.how == Settled::Woken)
+        .map(|w| w.key),
+    );
+  }
+}
+
+/// Wake-ups that a notify counted but that their waiter's thread will never
+/// see (it is being terminated or is exiting): each goes to the next waiter
+/// on the same key, if there is one, as if the dead waiter had never been
+/// queued. Native Atomics lose these (Node 20, a worker terminated while
+/// blocked, then a notify: the next waiter sleeps on); a lock whose unlock
+/// wakes a dying thread would leave its other waiters asleep.
+pub fn pass_on(keys: impl IntoIterator<Item = usize>) {
+  for key in keys {
+    let next = REGISTRY.dequeue(key, 1);
+    wake(next.into_iter().map(|(id, w)| (key, id, w)), Settled::Woken);
   }
 }
 
 /// The notifier thread's expire callback: whichever deadline's waiter is
 /// still queued has timed out; the others were notified and are skipped.
 fn expire(due: Vec<Deadline>) {
-  let timed_out: Vec<(WaiterId, Waiter)> = due
+  let timed_out: Vec<(usize, WaiterId, Waiter)> = due
     .into_iter()
-    .filter_map(|d| REGISTRY.remove(d.key, d.id).map(|w| (d.id, w)))
+    .filter_map(|d| REGISTRY.remove(d.key, d.id).map(|w| (d.key, d.id, w)))
     .collect();
   let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
     wake(timed_out, Settled::TimedOut)
@@ -316,9 +342,13 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
   } else {
     count.max(0.0) as usize
   };
-  let woken = REGISTRY.dequeue(location.key, count);
+  let key = location.key;
+  let woken = REGISTRY.dequeue(key, count);
   let n = woken.len();
-  wake(woken, Settled::Woken);
+  wake(
+    woken.into_iter().map(|(id, w)| (key, id, w)),
+    Settled::Woken,
+  );
   js.number(n as f64)
 }
 
@@ -333,6 +363,8 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
     // Only possible if a previous wait's JS loop was abandoned.
     let _ = REGISTRY.remove(stale.key, stale.id);
   }
+  // A new wait: the caller got past the last one.
+  state.unseen_wake = None;
   let parker = Arc::new(Parker::new());
   // SAFETY: `array`, a JS argument of this call, roots the buffer.
   let still_expected = || unsafe { holds(&location, want) };
@@ -375,6 +407,7 @@ fn park_slice(state: &mut env::EnvState) -> f64 {
   let slice_end = Instant::now() + SYNC_SLICE;
   let until = sync.deadline.map_or(slice_end, |d| d.min(slice_end));
   if sync.parker.park_until(until) == ParkState::Woken {
+    state.unseen_wake = Some(sync.key);
     state.sync_wait = None;
     return code::OK;
   }
@@ -387,11 +420,20 @@ fn park_slice(state: &mut env::EnvState) -> f64 {
         // A notify took us off the queue first and owns the outcome; its
         // unpark is imminent.
         sync.parker.park();
+        state.unseen_wake = Some(sync.key);
         code::OK
       }
     }
     _ => code::PENDING,
   }
+}
+
+/// `waitDone()`: the sync wait that just returned "ok" got past its
+/// interrupt point, so its wake-up reached the caller (see
+/// `EnvState::unseen_wake`).
+fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  env::state(js)?.unseen_wake = None;
+  js.undefined()
 }
 
 /// `setKeepAlive(bool)`: whether this env's pending waits keep it alive.
@@ -436,6 +478,7 @@ callbacks! {
   js_wait_async => wait_async;
   js_wait => wait;
   js_wait_continue => wait_continue;
+  js_wait_done => wait_done;
   js_notify => notify;
   js_set_keep_alive => set_keep_alive;
   js_cancel => cancel;
@@ -451,10 +494,11 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   let js = unsafe { Js::new(env.raw()) };
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js).map_err(to_napi)?;
-  let functions: [(&str, Callback); 9] = [
+  let functions: [(&str, Callback); 10] = [
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
+    ("waitDone", js_wait_done),
     ("notify", js_notify),
     ("setKeepAlive", js_set_keep_alive),
     ("cancel", js_cancel),

@@ -38,6 +38,9 @@ pub enum Settled {
 pub struct Woken {
   pub slot: u32,
   pub id: WaiterId,
+  /// The key it was queued on: where its wake-up goes on if its env dies
+  /// before settling it.
+  pub key: usize,
   pub how: Settled,
 }
 
@@ -72,13 +75,16 @@ impl EnvShared {
   }
 
   /// Hands settled waiters to the env's thread. Callable from any thread.
-  pub fn deliver(&self, batch: &[Woken]) {
+  /// False when the env is going away and took nothing: the caller passes
+  /// the wake-ups on.
+  #[must_use]
+  pub fn deliver(&self, batch: &[Woken]) -> bool {
     if batch.is_empty() {
-      return;
+      return true;
     }
     let mut mailbox = self.mailbox.lock();
     if mailbox.closed {
-      return;
+      return false;
     }
     let was_empty = mailbox.woken.is_empty();
     mailbox.woken.extend_from_slice(batch);
@@ -94,6 +100,7 @@ impl EnvShared {
         )
       };
     }
+    true
   }
 
   /// Moves the mailbox's contents into `into` (which must be empty).
@@ -102,12 +109,12 @@ impl EnvShared {
     std::mem::swap(&mut mailbox.woken, into);
   }
 
-  /// Closes the mailbox and returns the TSFN for the caller to release.
-  pub fn close(&self) -> sys::napi_threadsafe_function {
+  /// Closes the mailbox; returns the TSFN for the caller to release, and
+  /// what was delivered but never settled.
+  pub fn close(&self) -> (sys::napi_threadsafe_function, Vec<Woken>) {
     let mut mailbox = self.mailbox.lock();
     mailbox.closed = true;
-    mailbox.woken = Vec::new();
-    mailbox.tsfn
+    (mailbox.tsfn, std::mem::take(&mut mailbox.woken))
   }
 }
 
@@ -218,6 +225,12 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>
   let Some(settler) = &state.settler else {
     return Ok(()); // not reached: promises are made in JS only once it registered
   };
+  let unsettled = || {
+    chunk
+      .iter()
+      .flatten()
+      .filter(|(w, p)| w.how == Settled::Woken && matches!(p, Promise::InJs))
+  };
   let function = js.reference_value(settler.function)?;
   let outcomes = js.reference_value(settler.outcomes)?;
   // setSettler checked that the array holds SCOPE_CHUNK elements; `min`
@@ -227,7 +240,12 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>
     elements[..count].copy_from_slice(&in_js[..count]);
     count
   })?;
-  js.call(function, &[js.number(count as f64)?])?;
+  if let Err(failure) = js.call(function, &[js.number(count as f64)?]) {
+    // JS cannot run any more (the thread is being terminated): these
+    // promises will never settle, so their wake-ups go on.
+    super::pass_on(unsettled().map(|(w, _)| w.key));
+    return Err(failure);
+  }
   Ok(())
 }
 
