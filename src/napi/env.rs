@@ -52,7 +52,7 @@ pub enum Promise {
   },
   /// Kept by lib/pending.js in the same slot, with the typed array that
   /// keeps its buffer alive: a torn-down env's pending promises go with its
-  /// JS heap. ~160 B more per pending waiter (the promise's resolve and
+  /// JS heap. ~130 B more JS heap per pending waiter (the promise's resolve and
   /// reject functions and their context).
   InJs,
 }
