@@ -43,6 +43,17 @@ function waiter(sab, mode, index = 0) {
   return { worker, result, exited };
 }
 
+/** Two waiter workers on ta[0] of a fresh buffer, queued in this order. */
+async function twoWaiters(mode) {
+  const sab = new SharedArrayBuffer(8);
+  const ta = new Int32Array(sab);
+  const first = waiter(sab, mode);
+  await until(() => waitersForTesting(ta, 0).registry === 1, 'the first waiter to queue');
+  const second = waiter(sab, mode);
+  await until(() => waitersForTesting(ta, 0).registry === 2, 'the second waiter to queue');
+  return { ta, first, second };
+}
+
 /** Resolves with `promise`'s value, or with 'still waiting' after `ms`. */
 function within(promise, ms) {
   let timer;
@@ -59,12 +70,7 @@ describe('a wake-up that hits a terminated worker goes on to the next waiter', f
   for (const mode of ['wait', 'waitAsync']) {
     it(`${mode}: terminate() the first waiter, then notify one: the second wakes`, async () => {
       for (let round = 0; round < rounds; round++) {
-        const sab = new SharedArrayBuffer(8);
-        const ta = new Int32Array(sab);
-        const first = waiter(sab, mode);
-        await until(() => waitersForTesting(ta, 0).registry === 1, 'the first waiter to queue');
-        const second = waiter(sab, mode);
-        await until(() => waitersForTesting(ta, 0).registry === 2, 'the second waiter to queue');
+        const { ta, first, second } = await twoWaiters(mode);
         first.worker.terminate();
         assert.strictEqual(notify(ta, 0, 1), 1);
         assert.strictEqual(await within(second.result, 5000), 'ok', `round ${round}: the wake-up was lost`);
@@ -76,12 +82,7 @@ describe('a wake-up that hits a terminated worker goes on to the next waiter', f
 
   it('a wake-up the terminated worker did see is not passed on', async () => {
     for (const mode of ['wait', 'waitAsync']) {
-      const sab = new SharedArrayBuffer(8);
-      const ta = new Int32Array(sab);
-      const first = waiter(sab, mode);
-      await until(() => waitersForTesting(ta, 0).registry === 1, 'the first waiter to queue');
-      const second = waiter(sab, mode);
-      await until(() => waitersForTesting(ta, 0).registry === 2, 'the second waiter to queue');
+      const { ta, first, second } = await twoWaiters(mode);
       assert.strictEqual(notify(ta, 0, 1), 1);
       assert.strictEqual(await first.result, 'ok', 'the first waiter saw its wake-up');
       await first.worker.terminate();
