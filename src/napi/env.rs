@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::ptr;
+use std::ptr::{self, NonNull};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -17,7 +17,7 @@ use napi::sys;
 
 use super::ffi::{check, Failure, Js, NResult};
 use super::resolver::{create_tsfn, EnvShared, Settled, Woken};
-use super::REGISTRY;
+use super::{When, REGISTRY};
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
@@ -28,7 +28,7 @@ pub struct Pending {
   /// from a later waiter in the same slot).
   pub id: WaiterId,
   pub key: usize,
-  pub deadline: Option<Instant>,
+  pub deadline: Option<When>,
   pub promise: Promise,
 }
 
@@ -47,7 +47,7 @@ pub enum Promise {
   /// torn down with deferreds pending leaks ~32 B per deferred. Hence it is
   /// used where teardown means the process is ending: the main thread.
   Deferred {
-    deferred: sys::napi_deferred,
+    deferred: NonNull<sys::napi_deferred__>,
     buffer: usize,
   },
   /// Kept by lib/pending.js in the same slot, with the typed array that
@@ -246,7 +246,7 @@ fn teardown(js: Js, mut state: EnvState) {
     let id = pending.id;
     if REGISTRY.remove(pending.key, id).is_some() {
       if let Some(at) = pending.deadline {
-        super::timer().cancel(at, id);
+        super::timer().cancel(at.instant(), id);
       }
     }
     // A promise in JS goes with the env's heap; a deferred is left to

@@ -23,6 +23,8 @@ mod ffi;
 mod memory;
 mod resolver;
 
+use std::num::NonZeroU64;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,7 +48,7 @@ pub enum Waiter {
     env: Arc<EnvShared>,
     /// Index of its `Pending` in the env's slab.
     slot: u32,
-    deadline: Option<Instant>,
+    deadline: Option<When>,
   },
 }
 
@@ -94,6 +96,30 @@ fn deadline_after(timeout_ms: f64) -> Option<Instant> {
   }
 }
 
+/// The origin of [`When`].
+static EPOCH: Lazy<Instant> = Lazy::new(Instant::now);
+
+/// An async waiter's deadline in 8 bytes (an `Option<Instant>` takes 16):
+/// nanoseconds since [`EPOCH`], plus one. Every waiter carries one, in the
+/// registry and in its env's slab, and converting back always gives the
+/// same `Instant`, so the notifier's add and cancel agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct When(NonZeroU64);
+
+impl When {
+  fn after(timeout_ms: f64) -> Option<When> {
+    let at = deadline_after(timeout_ms)?;
+    let nanos = at.saturating_duration_since(*EPOCH).as_nanos();
+    Some(When(NonZeroU64::new(
+      u64::try_from(nanos).ok()?.checked_add(1)?,
+    )?))
+  }
+
+  fn instant(self) -> Instant {
+    *EPOCH + Duration::from_nanos(self.0.get() - 1)
+  }
+}
+
 /// Wakes waiters taken off their queues, after the registry lock is gone:
 /// unparks sync ones, and hands async ones to their envs, one batch per env
 /// run. Each comes with the key it was queued on.
@@ -110,7 +136,7 @@ fn wake(woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>, how: Settled
       } => {
         if how == Settled::Woken {
           if let Some(at) = deadline {
-            timer().cancel(at, id);
+            timer().cancel(at.instant(), id);
           }
         }
         if let Some(current) = &batch_env {
@@ -201,7 +227,7 @@ fn wait_async(
   if timeout_ms == 0.0 {
     return js.number(code::TIMED_OUT);
   }
-  let deadline = deadline_after(timeout_ms);
+  let deadline = When::after(timeout_ms);
   // The promise: made here as a deferred, or by lib/pending.js once this
   // returns the slot (see `env::Promise`).
   let (promise, deferred_promise) = if state.settler.is_some() {
@@ -212,6 +238,9 @@ fn wait_async(
       js.resolve(deferred, js.undefined()?)?;
       return Err(failure);
     }
+    let Some(deferred) = NonNull::new(deferred) else {
+      return Err(Failure::Error("atomics-waitasync: no deferred".into()));
+    };
     let buffer = location.buffer_base;
     (Promise::Deferred { deferred, buffer }, Some(promise))
   };
@@ -236,7 +265,11 @@ fn wait_async(
   let shared = &state.shared;
   let enqueued = REGISTRY.enqueue_if(key, still_expected, |id| {
     if let Some(at) = deadline {
-      timer().add(Deadline { at, id, key });
+      timer().add(Deadline {
+        at: at.instant(),
+        id,
+        key,
+      });
     }
     Waiter::Async {
       env: shared.clone(),
@@ -272,7 +305,7 @@ fn discard(js: Js, state: &mut env::EnvState, slot: u32) {
   if let Promise::Deferred { deferred, buffer } = pending.promise {
     state.release_buffer(js, buffer);
     if let Ok(undefined) = js.undefined() {
-      let _ = js.resolve(deferred, undefined);
+      let _ = js.resolve(deferred.as_ptr(), undefined);
     }
   }
 }
@@ -291,7 +324,7 @@ fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
     let (key, id, deadline) = (pending.key, pending.id, pending.deadline);
     if REGISTRY.remove(key, id).is_some() {
       if let Some(at) = deadline {
-        timer().cancel(at, id);
+        timer().cancel(at.instant(), id);
       }
     }
     discard(js, state, slot);
@@ -512,3 +545,11 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   }
   Ok(())
 }
+
+// Every pending async waiter has one `Waiter` in the registry (next to its
+// id) and one `Pending` in its env's slab: their size is most of what a
+// waiter costs outside the JS heap. (Checked at build time: this module is
+// not compiled for `cargo test`.)
+const _: () = assert!(std::mem::size_of::<Option<When>>() == 8);
+const _: () = assert!(std::mem::size_of::<Waiter>() <= 24);
+const _: () = assert!(std::mem::size_of::<Pending>() <= 40);

@@ -210,7 +210,7 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>
     let timed = woken.how == Settled::TimedOut;
     match *promise {
       Promise::Deferred { deferred, buffer } => {
-        let _ = js.resolve(deferred, if timed { timed_out } else { ok });
+        let _ = js.resolve(deferred.as_ptr(), if timed { timed_out } else { ok });
         state.release_buffer(js, buffer);
       }
       Promise::InJs => {
