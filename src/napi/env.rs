@@ -16,7 +16,7 @@ use std::time::Instant;
 use napi::sys;
 
 use super::ffi::{check, Failure, Js, NResult};
-use super::resolver::{create_tsfn, EnvShared, Settled, Woken};
+use super::resolver::{create_tsfn, EnvShared, Woken};
 use super::{When, REGISTRY};
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
@@ -243,12 +243,7 @@ fn teardown(js: Js, mut state: EnvState) {
     sys::napi_release_threadsafe_function(tsfn, sys::ThreadsafeFunctionReleaseMode::abort)
   };
   for pending in state.pending.drain() {
-    let id = pending.id;
-    if REGISTRY.remove(pending.key, id).is_some() {
-      if let Some(at) = pending.deadline {
-        super::timer().cancel(at.instant(), id);
-      }
-    }
+    super::withdraw(&pending);
     // A promise in JS goes with the env's heap; a deferred is left to
     // the env's teardown (concluding it needs JS, which may no longer run).
   }
@@ -263,11 +258,7 @@ fn teardown(js: Js, mut state: EnvState) {
   // but not settled; a sync waiter a notify took before its wait returned;
   // a sync wait that returned "ok" but was terminated at its interrupt
   // point. They go to the next waiters (this env's own are gone by now).
-  let mut unseen: Vec<usize> = undelivered
-    .iter()
-    .filter(|woken| woken.how == Settled::Woken)
-    .map(|woken| woken.key)
-    .collect();
+  let mut unseen: Vec<usize> = undelivered.iter().filter_map(Woken::unseen_key).collect();
   if let Some(sync) = state.sync_wait.take() {
     // Sync timeouts are taken by the waiting thread itself, so a waiter
     // gone from its queue was taken by a notify.

@@ -161,12 +161,7 @@ fn wake(woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>, how: Settled
 /// waiters' wake-ups go on to the next waiters instead.
 fn deliver(env: &EnvShared, batch: &[Woken]) {
   if !env.deliver(batch) {
-    pass_on(
-      batch
-        .iter()
-        .filter(|w| w.how == Settled::Woken)
-        .map(|w| w.key),
-    );
+    pass_on(batch.iter().filter_map(Woken::unseen_key));
   }
 }
 
@@ -310,6 +305,19 @@ fn discard(js: Js, state: &mut env::EnvState, slot: u32) {
   }
 }
 
+/// Takes a pending async waiter off its queue, and its deadline off the
+/// notifier, unless a notify or a timeout took it first (and owns its
+/// outcome); says whether it did. For `cancel` and env teardown.
+pub fn withdraw(pending: &Pending) -> bool {
+  if REGISTRY.remove(pending.key, pending.id).is_none() {
+    return false;
+  }
+  if let Some(at) = pending.deadline {
+    timer().cancel(at.instant(), pending.id);
+  }
+  true
+}
+
 /// `cancel(slot)`: takes a queued `waitAsync` back (lib/pending.js, when it
 /// could not make the promise). A waiter a notify took first is already
 /// counted; its outcome arrives for a free slot and is dropped.
@@ -321,12 +329,7 @@ fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   }
   let slot = slot as u32;
   if let Some(pending) = state.pending.get_mut(slot) {
-    let (key, id, deadline) = (pending.key, pending.id, pending.deadline);
-    if REGISTRY.remove(key, id).is_some() {
-      if let Some(at) = deadline {
-        timer().cancel(at.instant(), id);
-      }
-    }
+    withdraw(pending);
     discard(js, state, slot);
   }
   state.update_keep_alive();

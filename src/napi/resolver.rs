@@ -44,6 +44,15 @@ pub struct Woken {
   pub how: Settled,
 }
 
+impl Woken {
+  /// Where this wake-up goes if its thread never sees it (see
+  /// `mod.rs pass_on`): its key, for a notify's; none for a timeout's,
+  /// which was meant for nobody else.
+  pub fn unseen_key(&self) -> Option<usize> {
+    (self.how == Settled::Woken).then_some(self.key)
+  }
+}
+
 /// The part of an env that other threads touch: its mailbox.
 pub struct EnvShared {
   mailbox: Mutex<Mailbox>,
@@ -225,12 +234,6 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>
   let Some(settler) = &state.settler else {
     return Ok(()); // not reached: promises are made in JS only once it registered
   };
-  let unsettled = || {
-    chunk
-      .iter()
-      .flatten()
-      .filter(|(w, p)| w.how == Settled::Woken && matches!(p, Promise::InJs))
-  };
   let function = js.reference_value(settler.function)?;
   let outcomes = js.reference_value(settler.outcomes)?;
   // setSettler checked that the array holds SCOPE_CHUNK elements; `min`
@@ -243,7 +246,11 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>
   if let Err(failure) = js.call(function, &[js.number(count as f64)?]) {
     // JS cannot run any more (the thread is being terminated): these
     // promises will never settle, so their wake-ups go on.
-    super::pass_on(unsettled().map(|(w, _)| w.key));
+    let in_js = chunk
+      .iter()
+      .flatten()
+      .filter(|(_, p)| matches!(p, Promise::InJs));
+    super::pass_on(in_js.filter_map(|(woken, _)| woken.unseen_key()));
     return Err(failure);
   }
   Ok(())
