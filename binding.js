@@ -1,28 +1,137 @@
 'use strict';
-// Loads the compiled addon. Kept apart from the API so that a missing build
-// fails here, with one clear message.
+// Loads the compiled addon. Kept apart from the API so that a missing or
+// unloadable binary fails here, with one clear message. Runs on every runtime
+// the package supports, so it keeps to what Node 12.22 parses (no `node:`
+// prefix, no `?.`, no `??`) and spawns no process.
+//
+// The order, first that loads wins:
+//   1. ATOMICS_WAITASYNC_BINARY       an explicit path; when set, nothing else is tried
+//   2. ./atomics-waitasync.node       a local source build (npm install in a clone,
+//                                     or `npx atomics-waitasync-build`)
+//   3. ./prebuilds/<platform>-<arch>[-<libc>]/atomics-waitasync.node
+//                                     the binary shipped for this platform
+// When none loads, the Error (code ERR_ATOMICS_WAITASYNC_NO_BINARY) names the
+// platform, every path tried with its own load error, and the build command.
 
-const path = require('path');
+var fs = require('fs');
+var path = require('path');
 
-const file = path.join(__dirname, 'atomics-waitasync.node');
+var FILE = 'atomics-waitasync.node';
+var BUILD_COMMAND = 'npx atomics-waitasync-build';
+// Where tests and diagnostics can read which file was loaded.
+var LOADED_FROM = typeof Symbol === 'function' ? Symbol.for('atomics-waitasync.binaryPath') : '__binaryPath';
+
+/** Reads the first `bytes` of a file as latin1, or '' when it cannot be read. */
+function head(file, bytes) {
+  var fd;
+  try {
+    fd = fs.openSync(file, 'r');
+    var buffer = Buffer.alloc(bytes);
+    var read = fs.readSync(fd, buffer, 0, bytes, 0);
+    return buffer.toString('latin1', 0, read);
+  } catch (error) {
+    return '';
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/**
+ * 'gnu' or 'musl' on Linux, null elsewhere, without spawning a process:
+ * what ldd is (glibc's is a shell script naming the GNU C Library, musl's is
+ * the musl loader itself), then Node's own report header, then whether a musl
+ * loader exists. Assumes glibc when nothing tells.
+ */
+function detectLibc() {
+  if (process.platform !== 'linux') return null;
+  var ldd = head('/usr/bin/ldd', 65536);
+  if (ldd.indexOf('musl') !== -1) return 'musl';
+  if (ldd.indexOf('GNU C Library') !== -1 || ldd.indexOf('GLIBC') !== -1) return 'gnu';
+  try {
+    var report = process.report && typeof process.report.getReport === 'function' ? process.report.getReport() : null;
+    if (report && typeof report === 'string') report = JSON.parse(report); // Node 12 returns JSON text
+    if (report && report.header && report.header.glibcVersionRuntime) return 'gnu';
+    var shared = report && Array.isArray(report.sharedObjects) ? report.sharedObjects : [];
+    for (var i = 0; i < shared.length; i++) if (/musl/.test(shared[i])) return 'musl';
+  } catch (error) {
+    // No usable report (Bun, Deno, a policy that forbids it): go on.
+  }
+  try {
+    var lib = fs.readdirSync('/lib');
+    for (var j = 0; j < lib.length; j++) if (/^ld-musl-/.test(lib[j])) return 'musl';
+  } catch (error) {
+    // No /lib: go on.
+  }
+  return 'gnu';
+}
+
+/** `linux-x64-gnu`, `darwin-arm64`, `win32-x64`: the prebuilds/ folder name for this process. */
+function platformTag(libc) {
+  return process.platform + '-' + process.arch + (libc ? '-' + libc : '');
+}
+
+/** The candidates, in order: [{ path, why }]. `why` says what the path is. */
+function candidates(env, libc) {
+  var override = env.ATOMICS_WAITASYNC_BINARY;
+  if (override) return [{ path: path.resolve(override), why: 'ATOMICS_WAITASYNC_BINARY' }];
+  return [
+    { path: path.join(__dirname, FILE), why: 'local source build' },
+    { path: path.join(__dirname, 'prebuilds', platformTag(libc), FILE), why: 'prebuilt binary' },
+  ];
+}
+
+/** The first line of a load error, which is where the dynamic loader says why. */
+function reason(error) {
+  var message = error && error.message ? String(error.message) : String(error);
+  return message.split('\n')[0];
+}
+
+function noBinaryError(libc, tried, last) {
+  var where = process.platform + '-' + process.arch + (libc ? ' (' + (libc === 'gnu' ? 'glibc' : libc) + ')' : '');
+  var lines = [
+    'atomics-waitasync: no native addon loads on ' + where + '.',
+    'Tried, in order:',
+  ];
+  for (var i = 0; i < tried.length; i++) {
+    lines.push('  ' + tried[i].path + ' (' + tried[i].why + '): ' + tried[i].error);
+  }
+  lines.push(
+    'Prebuilt binaries ship for linux-x64-gnu and linux-arm64-gnu (glibc 2.17 or later). ' +
+      'On any other platform build it from source, once, in the project that depends on the package ' +
+      '(needs Rust and cargo: https://rustup.rs):'
+  );
+  lines.push('  ' + BUILD_COMMAND);
+  var error = new Error(lines.join('\n'));
+  error.code = 'ERR_ATOMICS_WAITASYNC_NO_BINARY';
+  error.platform = process.platform;
+  error.arch = process.arch;
+  error.libc = libc;
+  error.tried = tried;
+  if (last) error.cause = last;
+  return error;
+}
 
 function load() {
-  try {
-    return require(file);
-  } catch (error) {
-    if (error && error.code === 'MODULE_NOT_FOUND' && String(error.message).includes(file)) {
-      const hint = new Error(
-        'atomics-waitasync: the native addon is not built (' + file + ' is missing). ' +
-          'It builds from source when the package is installed; with --ignore-scripts, ' +
-          'build it with `npm rebuild atomics-waitasync` (needs Rust: https://rustup.rs), ' +
-          'or `node scripts/build.js` in the package folder.'
-      );
-      hint.code = 'ERR_ATOMICS_WAITASYNC_NOT_BUILT';
-      hint.cause = error;
-      throw hint;
+  var libc = detectLibc();
+  var tried = [];
+  var last = null;
+  var list = candidates(process.env, libc);
+  for (var i = 0; i < list.length; i++) {
+    var candidate = list[i];
+    if (!fs.existsSync(candidate.path)) {
+      tried.push({ path: candidate.path, why: candidate.why, error: 'not found' });
+      continue;
     }
-    throw error;
+    try {
+      var addon = require(candidate.path);
+      Object.defineProperty(addon, LOADED_FROM, { value: candidate.path, configurable: true });
+      return addon;
+    } catch (error) {
+      last = error;
+      tried.push({ path: candidate.path, why: candidate.why, error: reason(error) });
+    }
   }
+  throw noBinaryError(libc, tried, last);
 }
 
 module.exports = load();

@@ -4,10 +4,7 @@
 // and process.exit() with waiters pending never hangs or crashes.
 
 const assert = require('assert');
-const fs = require('fs');
-const os = require('os');
-const path = require('path');
-const { fixture, runNodeAsync, root } = require('./helpers');
+const { fixture, runNodeAsync } = require('./helpers');
 
 const run = (name) => runNodeAsync([fixture('exit-cases.js'), name]);
 
@@ -55,21 +52,6 @@ describe('process lifetime', function () {
     assert.strictEqual(r.signal, null, r.stderr);
     assert.strictEqual(r.status, 0, r.stderr);
     assert.strictEqual(r.stdout.trim(), 'workers exited 0');
-  });
-
-  it('without the built addon (npm install --ignore-scripts), require says how to build', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'awa-unbuilt-'));
-    try {
-      for (const file of ['index.js', 'binding.js', 'package.json']) fs.copyFileSync(path.join(root, file), path.join(dir, file));
-      fs.mkdirSync(path.join(dir, 'lib'));
-      fs.copyFileSync(path.join(root, 'lib', 'atomics.js'), path.join(dir, 'lib', 'atomics.js'));
-      const r = await runNodeAsync(['-e', `try { require(${JSON.stringify(dir)}) } catch (e) { console.log(e.code + '|' + e.message) }`]);
-      const [code, message] = r.stdout.trim().split('|');
-      assert.strictEqual(code, 'ERR_ATOMICS_WAITASYNC_NOT_BUILT');
-      assert.match(message, /npm rebuild atomics-waitasync/);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
   });
 
   it('loads as an ES module by package name, with the same functions', async () => {
