@@ -157,7 +157,7 @@ const logging = (log, name, v) => ({ valueOf() { log.push(`${name}`); return v; 
 
 // Where a runtime's native Atomics depart from ECMA-262, by Node major
 // version: the case, what native does, and what the spec (and we) do. Only
-// these may differ; the README lists them.
+// these may differ; docs/conformance.md lists them.
 const kDepartures = {
   14: {
     // Node 14 (V8 8.4) throws on a non-shared Int32Array instead of

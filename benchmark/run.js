@@ -276,7 +276,7 @@ function main() {
   if (options.write) {
     const md =
       '# Benchmark results\n\n' +
-      'Made by `benchmark/run.js`; see the Performance section of the README for what each row measures.\n\n' +
+      'Made by `benchmark/run.js`; see docs/performance.md for what each row measures.\n\n' +
       `Command: \`${command}\`\n\n${about}\n\n${table}\n\n## Targets\n\n${targets}\n\n` +
       '## Spread over the rounds (min–max)\n\n' +
       'Ratio per round pairs the two processes of the same round (run back to back).\n\n' +
