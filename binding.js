@@ -19,7 +19,7 @@ var path = require('path');
 var FILE = 'atomics-waitasync.node';
 var BUILD_COMMAND = 'npx atomics-waitasync-build';
 // Where tests and diagnostics can read which file was loaded.
-var LOADED_FROM = typeof Symbol === 'function' ? Symbol.for('atomics-waitasync.binaryPath') : '__binaryPath';
+var LOADED_FROM = Symbol.for('atomics-waitasync.binaryPath');
 
 /** Reads the first `bytes` of a file as latin1, or '' when it cannot be read. */
 function head(file, bytes) {
