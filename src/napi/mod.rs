@@ -122,8 +122,23 @@ impl When {
 
 /// Wakes waiters taken off their queues, after the registry lock is gone:
 /// unparks sync ones, and hands async ones to their envs, one batch per env
-/// run. Each comes with the key it was queued on.
+/// run. Each comes with the key it was queued on. Wake-ups whose env is
+/// going away go on to the next waiters (see [`pass_on`]).
 fn wake(woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>, how: Settled) {
+  // Empty, so free, unless a waiter's env is going away.
+  let mut unseen = Vec::new();
+  wake_into(woken, how, &mut unseen);
+  if !unseen.is_empty() {
+    pass_on(unseen);
+  }
+}
+
+/// [`wake`], leaving the keys of wake-ups no env took in `unseen`.
+fn wake_into(
+  woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>,
+  how: Settled,
+  unseen: &mut Vec<usize>,
+) {
   let mut batch: Vec<Woken> = Vec::new();
   let mut batch_env: Option<Arc<EnvShared>> = None;
   for (key, id, waiter) in woken {
@@ -141,7 +156,7 @@ fn wake(woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>, how: Settled
         }
         if let Some(current) = &batch_env {
           if !Arc::ptr_eq(current, &env) {
-            deliver(current, &batch);
+            deliver(current, &batch, unseen);
             batch.clear();
             batch_env = Some(env);
           }
@@ -153,15 +168,15 @@ fn wake(woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>, how: Settled
     }
   }
   if let Some(current) = batch_env {
-    deliver(current.as_ref(), &batch);
+    deliver(current.as_ref(), &batch, unseen);
   }
 }
 
-/// Hands a batch to its env; if the env is going away, its notified
-/// waiters' wake-ups go on to the next waiters instead.
-fn deliver(env: &EnvShared, batch: &[Woken]) {
+/// Hands a batch to its env; if the env is going away, the keys of its
+/// notified waiters go into `unseen`, for their wake-ups to be passed on.
+fn deliver(env: &EnvShared, batch: &[Woken], unseen: &mut Vec<usize>) {
   if !env.deliver(batch) {
-    pass_on(batch.iter().filter_map(Woken::unseen_key));
+    unseen.extend(batch.iter().filter_map(Woken::unseen_key));
   }
 }
 
@@ -171,10 +186,26 @@ fn deliver(env: &EnvShared, batch: &[Woken]) {
 /// queued. Native Atomics lose these (Node 20, a worker terminated while
 /// blocked, then a notify: the next waiter sleeps on); a lock whose unlock
 /// wakes a dying thread would leave its other waiters asleep.
+///
+/// A work list, not recursion: the next waiter may be dead too, and so may
+/// the hundreds of thousands behind it (a terminated worker's pending
+/// waits, until its teardown has withdrawn them); recursing once per dead
+/// waiter overflowed the stack.
 pub fn pass_on(keys: impl IntoIterator<Item = usize>) {
-  for key in keys {
-    let next = REGISTRY.dequeue(key, 1);
-    wake(next.into_iter().map(|(id, w)| (key, id, w)), Settled::Woken);
+  let mut work: Vec<usize> = keys.into_iter().collect();
+  while let Some(key) = work.pop() {
+    // Wake-ups for the same key, together: one dequeue for all of them.
+    let mut count = 1;
+    while work.last() == Some(&key) {
+      work.pop();
+      count += 1;
+    }
+    let next = REGISTRY.dequeue(key, count);
+    wake_into(
+      next.into_iter().map(|(id, w)| (key, id, w)),
+      Settled::Woken,
+      &mut work,
+    );
   }
 }
 
