@@ -89,6 +89,12 @@ pub struct EnvState {
   pub settler: Option<Settler>,
   /// Reused buffer for draining the mailbox.
   pub spare: Vec<Woken>,
+  /// Ids of waiters that `cancel` took back after a notify or a timeout had
+  /// already taken them off their queue: their outcome is on its way to
+  /// this env, for a slot that is free by then. When it arrives, a
+  /// notify's wake-up goes on to the next waiter (resolver.rs
+  /// `settle_all`): the notify counted it and nobody here will see it.
+  pub cancelled: Vec<WaiterId>,
   /// False after `unref()`: pending waiters do not keep the env alive.
   pub keep_alive: bool,
   /// Whether the TSFN is ref'd right now.
@@ -168,6 +174,7 @@ pub fn init(js: Js) -> NResult<()> {
     buffers: HashMap::default(),
     settler: None,
     spare: Vec::new(),
+    cancelled: Vec::new(),
     keep_alive: true,
     refed: false,
     sync_wait: None,

@@ -351,7 +351,8 @@ pub fn withdraw(pending: &Pending) -> bool {
 
 /// `cancel(slot)`: takes a queued `waitAsync` back (lib/pending.js, when it
 /// could not make the promise). A waiter a notify took first is already
-/// counted; its outcome arrives for a free slot and is dropped.
+/// counted: its outcome is on its way, and its wake-up goes on to the next
+/// waiter when it arrives (see `EnvState::cancelled`).
 fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   let state = env::state(js)?;
   let slot = js.f64(slot)?;
@@ -360,7 +361,10 @@ fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   }
   let slot = slot as u32;
   if let Some(pending) = state.pending.get_mut(slot) {
-    withdraw(pending);
+    let id = pending.id;
+    if !withdraw(pending) {
+      state.cancelled.push(id);
+    }
     discard(js, state, slot);
   }
   state.update_keep_alive();

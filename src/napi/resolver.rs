@@ -193,12 +193,18 @@ pub const SCOPE_CHUNK: usize = 256;
 fn settle_all(js: Js, state: &mut EnvState) {
   let mut woken = std::mem::take(&mut state.spare);
   state.shared.drain_into(&mut woken);
+  // Wake-ups of cancelled waiters (see `EnvState::cancelled`): empty, so
+  // free, unless there are some.
+  let mut unseen = Vec::new();
   for chunk in woken.chunks(SCOPE_CHUNK) {
     // Slots are freed chunk by chunk, each just before JS settles it, so a
     // slot is never reused while JS still holds it.
     let mut taken = [None; SCOPE_CHUNK];
     for (woken, taken) in chunk.iter().zip(&mut taken) {
       *taken = take_pending(state, woken).map(|pending| (woken, pending.promise));
+      if taken.is_none() && forget_cancelled(state, woken.id) {
+        unseen.extend(woken.unseen_key());
+      }
     }
     // An error here means the env is dying under us; its slots are free,
     // so at least its counts and keep-alive stay true.
@@ -207,6 +213,21 @@ fn settle_all(js: Js, state: &mut EnvState) {
   woken.clear();
   state.spare = woken;
   state.update_keep_alive();
+  if !unseen.is_empty() {
+    super::pass_on(unseen);
+  }
+}
+
+/// Whether `id` is a cancelled waiter whose outcome had yet to arrive; it
+/// has now.
+fn forget_cancelled(state: &mut EnvState, id: WaiterId) -> bool {
+  match state.cancelled.iter().position(|&c| c == id) {
+    Some(at) => {
+      state.cancelled.swap_remove(at);
+      true
+    }
+    None => false,
+  }
 }
 
 /// Settles one chunk of waiters already taken out of the slab.

@@ -1,0 +1,86 @@
+'use strict';
+// Issue item 2: a wake-up is never lost on an abrupt exit. Whatever way a
+// wait ends, its waiter's outcome is either delivered or, when nobody can
+// receive it, passed on to the next waiter on the same element:
+// (a) a queued waitAsync taken back (`cancel`) after a notify already took it;
+// (b) a sync wait() whose loop throws (waitContinue, waitDone);
+// (c) a settle that fails half-way through a chunk of outcomes.
+// Each test queues a live waiter behind the one that exits abruptly and
+// checks that the notify's wake-up reaches it.
+
+const assert = require('assert');
+const { Worker } = require('worker_threads');
+const { waitAsync, notify, waitersForTesting } = require('..');
+const { root } = require('./helpers');
+
+const started = [];
+// Every element a test waits on: woken in afterEach, so that a waiter a
+// failing test leaves pending does not keep mocha alive.
+const elements = [];
+function fresh(length = 4) {
+  const ta = new Int32Array(new SharedArrayBuffer(4 * length));
+  elements.push(ta);
+  return ta;
+}
+
+function start(source, workerData) {
+  const worker = new Worker(source, { eval: true, workerData: { root, ...workerData } });
+  started.push(worker);
+  const messages = [];
+  const waiting = [];
+  worker.on('message', (message) => (waiting.length ? waiting.shift()(message) : messages.push(message)));
+  worker.on('error', (error) => waiting.splice(0).forEach((resolve) => resolve({ error: String(error) })));
+  const next = () => new Promise((resolve) => (messages.length ? resolve(messages.shift()) : waiting.push(resolve)));
+  return { worker, next };
+}
+
+/** Resolves with `promise`'s value, or with 'still waiting' after `ms` (a failure bound only). */
+function within(promise, ms) {
+  let timer;
+  const late = new Promise((resolve) => (timer = setTimeout(resolve, ms, 'still waiting')));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** Blocks the main thread until ta[index] !== 0. */
+function blockUntilSet(ta, index) {
+  while (Atomics.load(ta, index) === 0) Atomics.wait(ta, index, 0);
+}
+
+describe('issue: abrupt exits lose no wake-up', function () {
+  this.timeout(60000);
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((worker) => worker.terminate()));
+    for (const ta of elements.splice(0)) notify(ta, 0);
+  });
+
+  it('(a) cancel() of a waitAsync a notify already took passes the wake-up on', async () => {
+    // The worker drives the binding as lib/pending.js does, and cancels its
+    // queued waiter (as when its promise cannot be made) only after the
+    // main thread's notify took it.
+    const source = `
+      const { workerData, parentPort } = require('worker_threads');
+      const binding = require(workerData.root + '/binding.js');
+      const ta = new Int32Array(workerData.sab);
+      const outcomes = new Uint32Array(256);
+      binding.setSettler((n) => parentPort.postMessage({ settled: Array.from(outcomes.subarray(0, n)) }), outcomes);
+      const slot = -1 - binding.waitAsync(ta, 0, 0, Infinity);
+      Atomics.store(ta, 1, 1);
+      Atomics.notify(ta, 1);
+      Atomics.wait(ta, 2, 0); // until the main thread has notified
+      binding.cancel(slot);
+      parentPort.postMessage('cancelled');
+    `;
+    for (let round = 0; round < 5; round++) {
+      const ta = fresh();
+      const worker = start(source, { sab: ta.buffer });
+      blockUntilSet(ta, 1);
+      const mine = waitAsync(ta, 0, 0).value; // queued behind the worker's
+      assert.strictEqual(notify(ta, 0, 1), 1, 'the notify takes the worker\'s waiter');
+      Atomics.store(ta, 2, 1);
+      Atomics.notify(ta, 2);
+      assert.strictEqual(await worker.next(), 'cancelled');
+      assert.strictEqual(await within(mine, 5000), 'ok', `round ${round}: the wake-up was lost`);
+      assert.deepStrictEqual([waitersForTesting(ta, 0).registry, waitersForTesting().pending], [0, 0]);
+    }
+  });
+});
