@@ -11,7 +11,26 @@
 const assert = require('assert');
 const { Worker } = require('worker_threads');
 const { waitAsync, notify, waitersForTesting } = require('..');
-const { root } = require('./helpers');
+const binding = require('../binding');
+const { createAtomics } = require('../lib/atomics');
+const { root, until } = require('./helpers');
+
+/** The real binding, but with `overrides` in place of some of its functions. */
+const faulty = (overrides) => createAtomics(Object.assign({}, binding, overrides));
+const overflow = () => {
+  throw new RangeError('Maximum call stack size exceeded');
+};
+
+// A worker that blocks in wait(ta, 0, 0) once `ready(ta)` holds, and posts
+// what it returned.
+const sleeperSource = `
+  const { workerData, parentPort } = require('worker_threads');
+  const { wait, waitersForTesting } = require(workerData.root);
+  const ta = new Int32Array(workerData.sab);
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  while (waitersForTesting(ta, 0).registry < workerData.after) Atomics.wait(nap, 0, 0, 1);
+  parentPort.postMessage(wait(ta, 0, 0));
+`;
 
 const started = [];
 // Every element a test waits on: woken in afterEach, so that a waiter a
@@ -81,6 +100,46 @@ describe('issue: abrupt exits lose no wake-up', function () {
       assert.strictEqual(await worker.next(), 'cancelled');
       assert.strictEqual(await within(mine, 5000), 'ok', `round ${round}: the wake-up was lost`);
       assert.deepStrictEqual([waitersForTesting(ta, 0).registry, waitersForTesting().pending], [0, 0]);
+    }
+  });
+
+  it('(b) wait() whose loop throws in waitContinue leaves no waiter to swallow the next notify', async () => {
+    const { wait } = faulty({ waitContinue: overflow });
+    for (let round = 0; round < 3; round++) {
+      const ta = fresh();
+      // Queued, parked for a slice, then the loop throws.
+      assert.throws(() => wait(ta, 0, 0), RangeError);
+      const before = waitersForTesting(ta, 0).registry;
+      const sleeper = start(sleeperSource, { sab: ta.buffer, after: 0 });
+      await until(() => waitersForTesting(ta, 0).registry === before + 1, 'the worker to block');
+      assert.strictEqual(notify(ta, 0, 1), 1);
+      assert.strictEqual(await within(sleeper.next(), 5000), 'ok', `round ${round}: the wake-up was lost`);
+      assert.strictEqual(before, 0, 'the abandoned wait left its waiter queued');
+      assert.strictEqual(waitersForTesting(ta, 0).registry, 0);
+    }
+  });
+
+  it('(b) wait() woken, whose loop then throws in waitDone, passes the wake-up on', async () => {
+    const { wait } = faulty({ waitDone: overflow });
+    for (let round = 0; round < 3; round++) {
+      const ta = fresh();
+      // Behind the main thread: a second sleeper; once both are queued, a
+      // notify for one, which takes the main thread's waiter.
+      const sleeper = start(sleeperSource, { sab: ta.buffer, after: 1 });
+      start(
+        `
+        const { workerData } = require('worker_threads');
+        const { notify, waitersForTesting } = require(workerData.root);
+        const ta = new Int32Array(workerData.sab);
+        const nap = new Int32Array(new SharedArrayBuffer(4));
+        while (waitersForTesting(ta, 0).registry < 2) Atomics.wait(nap, 0, 0, 1);
+        notify(ta, 0, 1);
+      `,
+        { sab: ta.buffer }
+      );
+      assert.throws(() => wait(ta, 0, 0), RangeError);
+      assert.strictEqual(await within(sleeper.next(), 5000), 'ok', `round ${round}: the wake-up was lost`);
+      assert.strictEqual(waitersForTesting(ta, 0).registry, 0);
     }
   });
 });

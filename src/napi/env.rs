@@ -142,6 +142,23 @@ impl EnvState {
     }
   }
 
+  /// Ends this thread's sync wait, if one is under way or just returned
+  /// "ok" unconfirmed, for a caller that will see neither outcome (its JS
+  /// loop was abandoned, or the env is going away): its waiter leaves its
+  /// queue, and the keys of wake-ups it got are returned, for them to go
+  /// on to the next waiters.
+  pub fn abandon_sync_wait(&mut self) -> impl Iterator<Item = usize> {
+    let mut unseen = None;
+    if let Some(sync) = self.sync_wait.take() {
+      // Sync timeouts are taken by the waiting thread itself, so a waiter
+      // gone from its queue was taken by a notify.
+      if REGISTRY.remove(sync.key, sync.id).is_none() {
+        unseen = Some(sync.key);
+      }
+    }
+    unseen.into_iter().chain(self.unseen_wake.take())
+  }
+
   /// Refs the TSFN while there is something pending and keep-alive is on,
   /// unrefs it otherwise. Cheap when nothing changes.
   pub fn update_keep_alive(&mut self) {
@@ -266,13 +283,6 @@ fn teardown(js: Js, mut state: EnvState) {
   // a sync wait that returned "ok" but was terminated at its interrupt
   // point. They go to the next waiters (this env's own are gone by now).
   let mut unseen: Vec<usize> = undelivered.iter().filter_map(Woken::unseen_key).collect();
-  if let Some(sync) = state.sync_wait.take() {
-    // Sync timeouts are taken by the waiting thread itself, so a waiter
-    // gone from its queue was taken by a notify.
-    if REGISTRY.remove(sync.key, sync.id).is_none() {
-      unseen.push(sync.key);
-    }
-  }
-  unseen.extend(state.unseen_wake.take());
+  unseen.extend(state.abandon_sync_wait());
   super::pass_on(unseen);
 }

@@ -430,12 +430,9 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
   let location = locate(js, array, js.f64(index)?)?;
   let want = expected(js, &location, value)?;
   let timeout_ms = timeout_ms(js, timeout)?;
-  if let Some(stale) = state.sync_wait.take() {
-    // Only possible if a previous wait's JS loop was abandoned.
-    let _ = REGISTRY.remove(stale.key, stale.id);
-  }
-  // A new wait: the caller got past the last one.
-  state.unseen_wake = None;
+  // Only if a previous wait's JS loop was abandoned and `waitAbandon`
+  // could not say so.
+  pass_on(state.abandon_sync_wait());
   let parker = Arc::new(Parker::new());
   // SAFETY: `array`, a JS argument of this call, roots the buffer.
   let still_expected = || unsafe { holds(&location, want) };
@@ -507,6 +504,15 @@ fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
   js.undefined()
 }
 
+/// `waitAbandon()`: the JS loop of this thread's sync wait ended with an
+/// exception, so its caller sees neither "ok" nor "timed-out": the waiter
+/// leaves its queue, and a wake-up it already got goes on to the next
+/// waiter (see `EnvState::abandon_sync_wait`).
+fn wait_abandon(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  pass_on(env::state(js)?.abandon_sync_wait());
+  js.undefined()
+}
+
 /// `setKeepAlive(bool)`: whether this env's pending waits keep it alive.
 fn set_keep_alive(js: Js, [flag]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   let state = env::state(js)?;
@@ -550,6 +556,7 @@ callbacks! {
   js_wait => wait;
   js_wait_continue => wait_continue;
   js_wait_done => wait_done;
+  js_wait_abandon => wait_abandon;
   js_notify => notify;
   js_set_keep_alive => set_keep_alive;
   js_cancel => cancel;
@@ -565,11 +572,12 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   let js = unsafe { Js::new(env.raw()) };
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js).map_err(to_napi)?;
-  let functions: [(&str, Callback); 10] = [
+  let functions: [(&str, Callback); 11] = [
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
     ("waitDone", js_wait_done),
+    ("waitAbandon", js_wait_abandon),
     ("notify", js_notify),
     ("setKeepAlive", js_set_keep_alive),
     ("cancel", js_cancel),
