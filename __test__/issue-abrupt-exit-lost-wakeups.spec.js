@@ -142,4 +142,31 @@ describe('issue: abrupt exits lose no wake-up', function () {
       assert.strictEqual(waitersForTesting(ta, 0).registry, 0);
     }
   });
+
+  it('(c) a settle that fails half-way through a chunk passes its wake-ups on', async () => {
+    const source = `
+      const { workerData, parentPort } = require('worker_threads');
+      const { waitAsync } = require(workerData.root);
+      const binding = require(workerData.root + '/binding.js');
+      const ta = new Int32Array(workerData.sab);
+      const results = [waitAsync(ta, 0, 0), waitAsync(ta, 0, 0, 1e7)];
+      results.forEach((r, i) => r.value.then((value) => parentPort.postMessage({ i, value })));
+      binding.failSettleForTesting();
+      parentPort.postMessage('queued');
+    `;
+    for (let round = 0; round < 3; round++) {
+      const ta = fresh();
+      const worker = start(source, { sab: ta.buffer });
+      assert.strictEqual(await worker.next(), 'queued');
+      const mine = [waitAsync(ta, 0, 0).value, waitAsync(ta, 0, 0).value]; // behind the worker's two
+      // Both of the worker's waiters, in one chunk, whose settling fails.
+      assert.strictEqual(notify(ta, 0, 2), 2);
+      assert.deepStrictEqual(
+        await within(Promise.all(mine), 5000),
+        ['ok', 'ok'],
+        `round ${round}: the wake-ups were lost`
+      );
+      assert.strictEqual(waitersForTesting(ta, 0).registry, 0);
+    }
+  });
 });

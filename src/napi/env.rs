@@ -95,6 +95,9 @@ pub struct EnvState {
   /// notify's wake-up goes on to the next waiter (resolver.rs
   /// `settle_all`): the notify counted it and nobody here will see it.
   pub cancelled: Vec<WaiterId>,
+  /// Test-only (`failSettleForTesting`): settling the next chunk of
+  /// outcomes fails, as when an N-API call fails there.
+  pub fail_settle_for_testing: bool,
   /// False after `unref()`: pending waiters do not keep the env alive.
   pub keep_alive: bool,
   /// Whether the TSFN is ref'd right now.
@@ -192,6 +195,7 @@ pub fn init(js: Js) -> NResult<()> {
     settler: None,
     spare: Vec::new(),
     cancelled: Vec::new(),
+    fail_settle_for_testing: false,
     keep_alive: true,
     refed: false,
     sync_wait: None,

@@ -534,6 +534,14 @@ fn counts_for_testing(js: Js, [array, index]: [sys::napi_value; 2]) -> NResult<s
   js.numbers(&[waiters as f64, state.pending.len() as f64, timers as f64])
 }
 
+/// Test-only: settling the next chunk of outcomes in this env fails after
+/// its waiters left the slab, as when an N-API call fails there (the env is
+/// dying, say).
+fn fail_settle_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  env::state(js)?.fail_settle_for_testing = true;
+  js.undefined()
+}
+
 /// Test-only: panics inside a callback, to show that a panic in the addon
 /// reaches JS as an Error and never unwinds across the FFI boundary.
 fn panic_for_testing(_js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
@@ -563,6 +571,7 @@ callbacks! {
   js_set_settler => set_settler;
   js_counts_for_testing => counts_for_testing;
   js_panic_for_testing => panic_for_testing;
+  js_fail_settle_for_testing => fail_settle_for_testing;
 }
 
 /// Per env: creates its state, then the binding's functions.
@@ -572,7 +581,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   let js = unsafe { Js::new(env.raw()) };
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js).map_err(to_napi)?;
-  let functions: [(&str, Callback); 11] = [
+  let functions: [(&str, Callback); 12] = [
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
@@ -584,6 +593,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     ("setSettler", js_set_settler),
     ("countsForTesting", js_counts_for_testing),
     ("panicForTesting", js_panic_for_testing),
+    ("failSettleForTesting", js_fail_settle_for_testing),
   ];
   for (name, callback) in functions {
     js.set_function(exports.raw(), name, callback)

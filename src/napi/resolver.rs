@@ -21,7 +21,7 @@ use napi::sys;
 use parking_lot::Mutex;
 
 use super::env::{EnvState, Pending, Promise};
-use super::ffi::{check, Js, NResult};
+use super::ffi::{check, Failure, Js, NResult};
 use crate::registry::WaiterId;
 
 /// How an async wait ended.
@@ -199,16 +199,21 @@ fn settle_all(js: Js, state: &mut EnvState) {
   for chunk in woken.chunks(SCOPE_CHUNK) {
     // Slots are freed chunk by chunk, each just before JS settles it, so a
     // slot is never reused while JS still holds it.
-    let mut taken = [None; SCOPE_CHUNK];
-    for (woken, taken) in chunk.iter().zip(&mut taken) {
-      *taken = take_pending(state, woken).map(|pending| (woken, pending.promise));
-      if taken.is_none() && forget_cancelled(state, woken.id) {
-        unseen.extend(woken.unseen_key());
+    let mut taken = Unsettled::new();
+    for woken in chunk {
+      match take_pending(state, woken) {
+        Some(pending) => taken.push(*woken, pending.promise),
+        None => {
+          if forget_cancelled(state, woken.id) {
+            unseen.extend(woken.unseen_key());
+          }
+        }
       }
     }
-    // An error here means the env is dying under us; its slots are free,
-    // so at least its counts and keep-alive stay true.
-    let _ = js.scoped(|| settle_chunk(js, state, &taken));
+    // An error here means the env is dying under us: what is left in
+    // `taken` goes on when it is dropped, and the slots are free, so at
+    // least the counts and keep-alive stay true.
+    let _ = js.scoped(|| settle_chunk(js, state, &mut taken));
   }
   woken.clear();
   state.spare = woken;
@@ -218,33 +223,80 @@ fn settle_all(js: Js, state: &mut EnvState) {
   }
 }
 
-/// Whether `id` is a cancelled waiter whose outcome had yet to arrive; it
-/// has now.
-fn forget_cancelled(state: &mut EnvState, id: WaiterId) -> bool {
-  match state.cancelled.iter().position(|&c| c == id) {
-    Some(at) => {
-      state.cancelled.swap_remove(at);
-      true
+/// Waiters taken out of the slab, whose promises are not settled yet.
+/// Whatever is still in it when it is dropped will never be settled (a
+/// failure ended settling early): those waiters' wake-ups go on to the
+/// next waiters. So every way out of settling a chunk either settles a
+/// waiter or passes its wake-up on.
+struct Unsettled {
+  waiters: [Option<(Woken, Promise)>; SCOPE_CHUNK],
+  /// How many of `waiters` are `Some`.
+  left: usize,
+}
+
+impl Unsettled {
+  fn new() -> Self {
+    Unsettled {
+      waiters: [None; SCOPE_CHUNK],
+      left: 0,
     }
-    None => false,
+  }
+
+  /// Adds a waiter; at most `SCOPE_CHUNK` of them.
+  fn push(&mut self, woken: Woken, promise: Promise) {
+    if let Some(free) = self.waiters.get_mut(self.left) {
+      *free = Some((woken, promise));
+      self.left += 1;
+    }
+  }
+
+  /// The waiter at `at` is settled.
+  fn settled(&mut self, at: usize) {
+    if let Some(waiter) = self.waiters.get_mut(at) {
+      if waiter.take().is_some() {
+        self.left -= 1;
+      }
+    }
   }
 }
 
-/// Settles one chunk of waiters already taken out of the slab.
-fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>]) -> NResult<()> {
+impl Drop for Unsettled {
+  fn drop(&mut self) {
+    if self.left > 0 {
+      let unsettled = self.waiters.iter().flatten();
+      super::pass_on(unsettled.filter_map(|(woken, _)| woken.unseen_key()));
+    }
+  }
+}
+
+/// Settles a chunk of waiters already taken out of the slab, marking each
+/// in `chunk` as it goes; the caller passes on whatever is left.
+fn settle_chunk(js: Js, state: &mut EnvState, chunk: &mut Unsettled) -> NResult<()> {
+  if std::mem::take(&mut state.fail_settle_for_testing) {
+    return Err(Failure::Error("failSettleForTesting".into()));
+  }
   let ok = js.latin1("ok")?;
   let timed_out = js.latin1("timed-out")?;
+  // Outcomes for lib/pending.js, and where each waiter is in `chunk`.
   let mut in_js = [0u32; SCOPE_CHUNK];
+  let mut in_js_at = [0usize; SCOPE_CHUNK];
   let mut count = 0;
-  for (woken, promise) in chunk.iter().flatten() {
+  for at in 0..chunk.left {
+    let Some((woken, promise)) = chunk.waiters[at] else {
+      continue;
+    };
     let timed = woken.how == Settled::TimedOut;
-    match *promise {
+    match promise {
       Promise::Deferred { deferred, buffer } => {
-        let _ = js.resolve(deferred.as_ptr(), if timed { timed_out } else { ok });
+        let resolved = js.resolve(deferred.as_ptr(), if timed { timed_out } else { ok });
         state.release_buffer(js, buffer);
+        if resolved.is_ok() {
+          chunk.settled(at);
+        }
       }
       Promise::InJs => {
         in_js[count] = woken.slot << 1 | u32::from(timed);
+        in_js_at[count] = at;
         count += 1;
       }
     }
@@ -264,17 +316,26 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>
     elements[..count].copy_from_slice(&in_js[..count]);
     count
   })?;
-  if let Err(failure) = js.call(function, &[js.number(count as f64)?]) {
-    // JS cannot run any more (the thread is being terminated): these
-    // promises will never settle, so their wake-ups go on.
-    let in_js = chunk
-      .iter()
-      .flatten()
-      .filter(|(_, p)| matches!(p, Promise::InJs));
-    super::pass_on(in_js.filter_map(|(woken, _)| woken.unseen_key()));
-    return Err(failure);
+  // If this fails, JS cannot run any more (the thread is being
+  // terminated): these promises will never settle, and their wake-ups go
+  // on (`Unsettled`).
+  js.call(function, &[js.number(count as f64)?])?;
+  for &at in &in_js_at[..count] {
+    chunk.settled(at);
   }
   Ok(())
+}
+
+/// Whether `id` is a cancelled waiter whose outcome had yet to arrive; it
+/// has now.
+fn forget_cancelled(state: &mut EnvState, id: WaiterId) -> bool {
+  match state.cancelled.iter().position(|&c| c == id) {
+    Some(at) => {
+      state.cancelled.swap_remove(at);
+      true
+    }
+    None => false,
+  }
 }
 
 /// Takes `woken`'s waiter out of the slab, if its slot still holds it.
