@@ -238,7 +238,6 @@ fn wait_async(
   js: Js,
   [array, index, value, timeout]: [sys::napi_value; 4],
 ) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
   let location = locate(js, array, js.f64(index)?)?;
   let want = expected(js, &location, value)?;
   let timeout_ms = timeout_ms(js, timeout)?;
@@ -254,23 +253,67 @@ fn wait_async(
     return js.number(code::TIMED_OUT);
   }
   let deadline = When::after(timeout_ms);
-  // The promise: made here as a deferred, or by lib/pending.js once this
-  // returns the slot (see `env::Promise`).
-  let (promise, deferred_promise) = if state.settler.is_some() {
-    (Promise::InJs, None)
-  } else {
-    let (deferred, promise) = js.create_promise()?;
-    if let Err(failure) = state.hold_buffer(js, location.buffer_base, location.buffer) {
-      js.resolve(deferred, js.undefined()?)?;
-      return Err(failure);
-    }
-    let Some(deferred) = NonNull::new(deferred) else {
-      return Err(Failure::Error("atomics-waitasync: no deferred".into()));
+  env::with_env(js, |cell| {
+    // The promise: made here as a deferred, or by lib/pending.js once this
+    // returns the slot (see `env::Promise`). Making it runs promise hooks,
+    // which may call back in: the state is not borrowed meanwhile.
+    let in_js = cell.with(|state| Ok(state.settler.is_some()))?;
+    let made = if in_js {
+      None
+    } else {
+      let (deferred, promise) = js.create_promise()?;
+      let Some(deferred) = NonNull::new(deferred) else {
+        return Err(Failure::Error("atomics-waitasync: no deferred".into()));
+      };
+      Some((deferred, promise))
     };
-    let buffer = location.buffer_base;
-    (Promise::Deferred { deferred, buffer }, Some(promise))
-  };
-  let key = location.key;
+    let mut conclude = None;
+    let queued = cell.with(|state| {
+      let promise = match made {
+        Some((deferred, _)) => {
+          if let Err(failure) = state.hold_buffer(js, location.buffer_base, location.buffer) {
+            conclude = Some(deferred);
+            return Err(failure);
+          }
+          let buffer = location.buffer_base;
+          Promise::Deferred { deferred, buffer }
+        }
+        None => Promise::InJs,
+      };
+      enqueue_async(
+        js,
+        state,
+        location.key,
+        still_expected,
+        deadline,
+        promise,
+        &mut conclude,
+      )
+    });
+    if let Some(deferred) = conclude {
+      conclude_deferred(js, deferred);
+    }
+    match (queued?, made) {
+      (None, _) => js.number(code::NOT_EQUAL),
+      (Some(_), Some((_, promise))) => Ok(promise),
+      (Some(slot), None) => js.number(-1.0 - f64::from(slot)),
+    }
+  })
+}
+
+/// DoWait 22-28 for `waitAsync`: records the waiter in the env's slab and
+/// queues it, if the value still holds; its slot, or `None` for
+/// "not-equal". A deferred that must be concluded (a failure, or the value
+/// changed) is left in `conclude`, for after the state is released.
+fn enqueue_async(
+  js: Js,
+  state: &mut env::EnvState,
+  key: usize,
+  still_expected: impl FnOnce() -> bool,
+  deadline: Option<When>,
+  promise: Promise,
+  conclude: &mut Option<NonNull<sys::napi_deferred__>>,
+) -> NResult<Option<u32>> {
   let slot = state.pending.insert(Pending {
     id: 0,
     key,
@@ -280,14 +323,14 @@ fn wait_async(
   if slot > MAX_SLOT {
     // lib/pending.js reads outcomes as `slot << 1 | timed_out` in a u32.
     // (2^31 pending waiters would take hundreds of GB first.)
-    discard(js, state, slot);
+    *conclude = discard(js, state, slot);
     return Err(Failure::Range(
       "atomics-waitasync: too many pending waits".into(),
     ));
   }
-  // DoWait 22-28: enqueue at the tail, under the bucket lock, if the value
-  // still holds. The deadline goes to the notifier thread under that same
-  // lock, so its add precedes any notify's cancel.
+  // Enqueue at the tail, under the bucket lock, if the value still holds.
+  // The deadline goes to the notifier thread under that same lock, so its
+  // add precedes any notify's cancel.
   let shared = &state.shared;
   let enqueued = REGISTRY.enqueue_if(key, still_expected, |id| {
     if let Some(at) = deadline {
@@ -311,28 +354,33 @@ fn wait_async(
     }
     Enqueued::NotEqual => {
       // The value changed between the two reads.
-      discard(js, state, slot);
-      return js.number(code::NOT_EQUAL);
+      *conclude = discard(js, state, slot);
+      return Ok(None);
     }
   }
   state.update_keep_alive();
-  match deferred_promise {
-    Some(promise) => Ok(promise),
-    None => js.number(-1.0 - f64::from(slot)),
-  }
+  Ok(Some(slot))
 }
 
 /// Frees `slot`, which holds a waiter no promise was handed out for (or one
-/// taken back), concluding its deferred, if it has one, so that it is freed.
-fn discard(js: Js, state: &mut env::EnvState, slot: u32) {
-  let Some(pending) = state.pending.take(slot) else {
-    return;
-  };
-  if let Promise::Deferred { deferred, buffer } = pending.promise {
-    state.release_buffer(js, buffer);
-    if let Ok(undefined) = js.undefined() {
-      let _ = js.resolve(deferred.as_ptr(), undefined);
+/// taken back), and its buffer; returns its deferred, if it has one, which
+/// the caller concludes ([`conclude_deferred`]) once the state is released.
+fn discard(js: Js, state: &mut env::EnvState, slot: u32) -> Option<NonNull<sys::napi_deferred__>> {
+  let pending = state.pending.take(slot)?;
+  match pending.promise {
+    Promise::Deferred { deferred, buffer } => {
+      state.release_buffer(js, buffer);
+      Some(deferred)
     }
+    Promise::InJs => None,
+  }
+}
+
+/// Resolves a deferred nobody holds the promise of, so that it is freed.
+/// Runs promise hooks: call it with the env state not borrowed.
+fn conclude_deferred(js: Js, deferred: NonNull<sys::napi_deferred__>) {
+  if let Ok(undefined) = js.undefined() {
+    let _ = js.resolve(deferred.as_ptr(), undefined);
   }
 }
 
@@ -354,20 +402,26 @@ pub fn withdraw(pending: &Pending) -> bool {
 /// counted: its outcome is on its way, and its wake-up goes on to the next
 /// waiter when it arrives (see `EnvState::cancelled`).
 fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
   let slot = js.f64(slot)?;
   if !(0.0..=f64::from(u32::MAX)).contains(&slot) || slot.fract() != 0.0 {
     return Err(Failure::Range(format!("slot {slot} is out of range")));
   }
   let slot = slot as u32;
-  if let Some(pending) = state.pending.get_mut(slot) {
-    let id = pending.id;
-    if !withdraw(pending) {
-      state.cancelled.push(id);
+  let conclude = env::with_state(js, |state| {
+    let mut conclude = None;
+    if let Some(pending) = state.pending.get_mut(slot) {
+      let id = pending.id;
+      if !withdraw(pending) {
+        state.cancelled.push(id);
+      }
+      conclude = discard(js, state, slot);
     }
-    discard(js, state, slot);
+    state.update_keep_alive();
+    Ok(conclude)
+  })?;
+  if let Some(deferred) = conclude {
+    conclude_deferred(js, deferred);
   }
-  state.update_keep_alive();
   js.undefined()
 }
 
@@ -375,11 +429,11 @@ fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
 /// Uint32Array it reads outcomes from. Once per env: a second JS side
 /// would strand the first one's promises.
 fn set_settler(js: Js, [function, outcomes]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
-  if state.settler.is_some() {
-    return Err(Failure::Error(
-      "atomics-waitasync: setSettler was already called in this environment".into(),
-    ));
+  let already = || {
+    Failure::Error("atomics-waitasync: setSettler was already called in this environment".into())
+  };
+  if env::with_state(js, |state| Ok(state.settler.is_some()))? {
+    return Err(already());
   }
   if !js.is_function(function)? {
     return Err(Failure::Type("settle must be a function".into()));
@@ -399,7 +453,18 @@ fn set_settler(js: Js, [function, outcomes]: [sys::napi_value; 2]) -> NResult<sy
       return Err(failure);
     }
   };
-  state.settler = Some(Settler { function, outcomes });
+  let set = env::with_state(js, |state| {
+    if state.settler.is_some() {
+      return Err(already());
+    }
+    state.settler = Some(Settler { function, outcomes });
+    Ok(())
+  });
+  if let Err(failure) = set {
+    js.delete_reference(function);
+    js.delete_reference(outcomes);
+    return Err(failure);
+  }
   js.undefined()
 }
 
@@ -426,45 +491,49 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
 /// `wait(typedArray, index, value, timeoutMs)` → `code::*`. Blocks for at
 /// most one slice; `code::PENDING` means "call `waitContinue()`".
 fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
   let location = locate(js, array, js.f64(index)?)?;
   let want = expected(js, &location, value)?;
   let timeout_ms = timeout_ms(js, timeout)?;
-  // Only if a previous wait's JS loop was abandoned and `waitAbandon`
-  // could not say so.
-  pass_on(state.abandon_sync_wait());
-  let parker = Arc::new(Parker::new());
-  // SAFETY: `array`, a JS argument of this call, roots the buffer.
-  let still_expected = || unsafe { holds(&location, want) };
-  let enqueued = REGISTRY.enqueue_if(location.key, still_expected, |_| {
-    Waiter::Sync(parker.clone())
-  });
-  let Enqueued::Queued(id) = enqueued else {
-    return js.number(code::NOT_EQUAL);
-  };
-  let deadline = if timeout_ms == 0.0 {
-    Some(Instant::now())
-  } else {
-    deadline_after(timeout_ms)
-  };
-  state.sync_wait = Some(SyncWait {
-    key: location.key,
-    id,
-    parker,
-    deadline,
-  });
-  js.number(park_slice(state))
+  let code = env::with_state(js, |state| {
+    // Only if a previous wait's JS loop was abandoned and `waitAbandon`
+    // could not say so.
+    pass_on(state.abandon_sync_wait());
+    let parker = Arc::new(Parker::new());
+    // SAFETY: `array`, a JS argument of this call, roots the buffer.
+    let still_expected = || unsafe { holds(&location, want) };
+    let enqueued = REGISTRY.enqueue_if(location.key, still_expected, |_| {
+      Waiter::Sync(parker.clone())
+    });
+    let Enqueued::Queued(id) = enqueued else {
+      return Ok(code::NOT_EQUAL);
+    };
+    let deadline = if timeout_ms == 0.0 {
+      Some(Instant::now())
+    } else {
+      deadline_after(timeout_ms)
+    };
+    state.sync_wait = Some(SyncWait {
+      key: location.key,
+      id,
+      parker,
+      deadline,
+    });
+    Ok(park_slice(state))
+  })?;
+  js.number(code)
 }
 
 /// `waitContinue()` → `code::*`: the next slice of this thread's sync wait.
 fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
-  if state.sync_wait.is_none() {
-    return Err(Failure::Error(
-      "atomics-waitasync: no wait in progress".into(),
-    ));
-  }
-  js.number(park_slice(state))
+  let code = env::with_state(js, |state| {
+    if state.sync_wait.is_none() {
+      return Err(Failure::Error(
+        "atomics-waitasync: no wait in progress".into(),
+      ));
+    }
+    Ok(park_slice(state))
+  })?;
+  js.number(code)
 }
 
 /// Parks for one slice of the current sync wait and says how it stands.
@@ -500,7 +569,10 @@ fn park_slice(state: &mut env::EnvState) -> f64 {
 /// interrupt point, so its wake-up reached the caller (see
 /// `EnvState::unseen_wake`).
 fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  env::state(js)?.unseen_wake = None;
+  env::with_state(js, |state| {
+    state.unseen_wake = None;
+    Ok(())
+  })?;
   js.undefined()
 }
 
@@ -509,36 +581,45 @@ fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
 /// leaves its queue, and a wake-up it already got goes on to the next
 /// waiter (see `EnvState::abandon_sync_wait`).
 fn wait_abandon(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  pass_on(env::state(js)?.abandon_sync_wait());
+  env::with_state(js, |state| {
+    pass_on(state.abandon_sync_wait());
+    Ok(())
+  })?;
   js.undefined()
 }
 
 /// `setKeepAlive(bool)`: whether this env's pending waits keep it alive.
 fn set_keep_alive(js: Js, [flag]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
-  state.keep_alive = js.bool(flag)?;
-  state.update_keep_alive();
+  let flag = js.bool(flag)?;
+  env::with_state(js, |state| {
+    state.keep_alive = flag;
+    state.update_keep_alive();
+    Ok(())
+  })?;
   js.undefined()
 }
 
 /// Test-only counts: `[registry waiters on (array, index) or in all,
 /// this env's pending async waiters, deadlines held by the notifier]`.
 fn counts_for_testing(js: Js, [array, index]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
+  let pending = env::with_state(js, |state| Ok(state.pending.len()))?;
   let waiters = if js.is_object(array)? {
     REGISTRY.waiters_on(locate(js, array, js.f64(index)?)?.key)
   } else {
     REGISTRY.len()
   };
   let timers = TIMER.get().map_or(0, Timer::pending);
-  js.numbers(&[waiters as f64, state.pending.len() as f64, timers as f64])
+  js.numbers(&[waiters as f64, pending as f64, timers as f64])
 }
 
 /// Test-only: settling the next chunk of outcomes in this env fails after
 /// its waiters left the slab, as when an N-API call fails there (the env is
 /// dying, say).
 fn fail_settle_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  env::state(js)?.fail_settle_for_testing = true;
+  env::with_state(js, |state| {
+    state.fail_settle_for_testing = true;
+    Ok(())
+  })?;
   js.undefined()
 }
 

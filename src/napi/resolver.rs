@@ -20,7 +20,7 @@ use std::ptr;
 use napi::sys;
 use parking_lot::Mutex;
 
-use super::env::{EnvState, Pending, Promise};
+use super::env::{EnvCell, EnvState, Pending, Promise};
 use super::ffi::{check, Failure, Js, NResult};
 use crate::registry::WaiterId;
 
@@ -134,7 +134,7 @@ impl EnvShared {
 /// `state` points to the env's state, which outlives every call of
 /// [`settle`] with a non-null env (it is freed by the cleanup hook, after
 /// the TSFN is aborted).
-pub unsafe fn create_tsfn(js: Js, state: *mut EnvState) -> NResult<sys::napi_threadsafe_function> {
+pub unsafe fn create_tsfn(js: Js, state: *mut EnvCell) -> NResult<sys::napi_threadsafe_function> {
   let name = js.latin1("atomics-waitasync")?;
   let mut tsfn = ptr::null_mut();
   // SAFETY: live env on its thread; no JS function is given, so call_js_cb
@@ -178,11 +178,12 @@ unsafe extern "C" fn settle(
   let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
     // SAFETY: with a non-null env the cleanup hook has not run (it aborts
     // the TSFN first, after which call-js only sees a null env), so the
-    // state is alive; it is only touched on this thread.
-    let state = unsafe { &mut *context.cast::<EnvState>() };
+    // cell is alive; it is only touched on this thread, through
+    // `EnvCell::with`, and the shared reference ends with this call.
+    let cell = unsafe { &*context.cast::<EnvCell>() };
     // SAFETY: N-API runs call-js on the env's thread with a live env.
     let js = unsafe { Js::new(env) };
-    settle_all(js, state);
+    let _ = settle_all(js, cell);
   }));
 }
 
@@ -190,44 +191,80 @@ unsafe extern "C" fn settle(
 /// call to lib/pending.js's `settle`.
 pub const SCOPE_CHUNK: usize = 256;
 
-fn settle_all(js: Js, state: &mut EnvState) {
-  let mut woken = std::mem::take(&mut state.spare);
-  state.shared.drain_into(&mut woken);
+fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
+  let mut woken = cell.with(|state| {
+    let mut woken = std::mem::take(&mut state.spare);
+    state.shared.drain_into(&mut woken);
+    Ok(woken)
+  })?;
   // Wake-ups of cancelled waiters (see `EnvState::cancelled`): empty, so
   // free, unless there are some.
   let mut unseen = Vec::new();
   for chunk in woken.chunks(SCOPE_CHUNK) {
-    // Slots are freed chunk by chunk, each just before JS settles it, so a
-    // slot is never reused while JS still holds it.
     let mut taken = Unsettled::new();
-    for woken in chunk {
-      match take_pending(state, woken) {
-        Some(pending) => taken.push(*woken, pending.promise),
-        None => {
-          if forget_cancelled(state, woken.id) {
-            unseen.extend(woken.unseen_key());
+    let how = cell.with(|state| {
+      for woken in chunk {
+        match state.pending.get_mut(woken.slot) {
+          Some(pending) if pending.id == woken.id => taken.push(*woken, pending.promise),
+          _ => {
+            if forget_cancelled(state, woken.id) {
+              unseen.extend(woken.unseen_key());
+            }
           }
         }
       }
+      Ok(HowToSettle {
+        settler: state.settler.as_ref().map(|s| (s.function, s.outcomes)),
+        fail_for_testing: std::mem::take(&mut state.fail_settle_for_testing),
+      })
+    });
+    // JS runs in here (promise hooks, lib/pending.js), with the state not
+    // borrowed, and may call the binding. The chunk's waiters keep their
+    // slots until it is done, so a waiter it queues gets a slot of its own
+    // (an old outcome must never reach a new waiter in a reused slot).
+    // An error means the env is dying under us: what is left in `taken`
+    // goes on when it is dropped.
+    if let Ok(how) = how {
+      let _ = js.scoped(|| settle_chunk(js, how, &mut taken));
     }
-    // An error here means the env is dying under us: what is left in
-    // `taken` goes on when it is dropped, and the slots are free, so at
-    // least the counts and keep-alive stay true.
-    let _ = js.scoped(|| settle_chunk(js, state, &mut taken));
+    // Now the slots are free (and so, at least, the counts and keep-alive
+    // stay true).
+    let _ = cell.with(|state| {
+      for woken in chunk {
+        if let Some(pending) = take_pending(state, woken) {
+          if let Promise::Deferred { buffer, .. } = pending.promise {
+            state.release_buffer(js, buffer);
+          }
+        }
+      }
+      Ok(())
+    });
   }
   woken.clear();
-  state.spare = woken;
-  state.update_keep_alive();
+  cell.with(|state| {
+    state.spare = woken;
+    state.update_keep_alive();
+    Ok(())
+  })?;
   if !unseen.is_empty() {
     super::pass_on(unseen);
   }
+  Ok(())
 }
 
-/// Waiters taken out of the slab, whose promises are not settled yet.
-/// Whatever is still in it when it is dropped will never be settled (a
-/// failure ended settling early): those waiters' wake-ups go on to the
-/// next waiters. So every way out of settling a chunk either settles a
-/// waiter or passes its wake-up on.
+/// What settling a chunk needs from the env's state, taken out of it so
+/// that the state is not borrowed while JS runs.
+struct HowToSettle {
+  /// lib/pending.js's `settle` function and outcomes array, if registered.
+  settler: Option<(sys::napi_ref, sys::napi_ref)>,
+  /// See `EnvState::fail_settle_for_testing`.
+  fail_for_testing: bool,
+}
+
+/// Waiters whose promises are not settled yet. Whatever is still in it
+/// when it is dropped will never be settled (a failure ended settling
+/// early): those waiters' wake-ups go on to the next waiters. So every way
+/// out of settling a chunk either settles a waiter or passes its wake-up on.
 struct Unsettled {
   waiters: [Option<(Woken, Promise)>; SCOPE_CHUNK],
   /// How many of `waiters` are `Some`.
@@ -269,10 +306,10 @@ impl Drop for Unsettled {
   }
 }
 
-/// Settles a chunk of waiters already taken out of the slab, marking each
-/// in `chunk` as it goes; the caller passes on whatever is left.
-fn settle_chunk(js: Js, state: &mut EnvState, chunk: &mut Unsettled) -> NResult<()> {
-  if std::mem::take(&mut state.fail_settle_for_testing) {
+/// Settles a chunk of waiters, marking each in `chunk` as it goes; the
+/// caller passes on whatever is left. Runs JS; touches no env state.
+fn settle_chunk(js: Js, how: HowToSettle, chunk: &mut Unsettled) -> NResult<()> {
+  if how.fail_for_testing {
     return Err(Failure::Error("failSettleForTesting".into()));
   }
   let ok = js.latin1("ok")?;
@@ -287,9 +324,9 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &mut Unsettled) -> NResult<
     };
     let timed = woken.how == Settled::TimedOut;
     match promise {
-      Promise::Deferred { deferred, buffer } => {
+      Promise::Deferred { deferred, .. } => {
+        // Runs promise hooks, if any.
         let resolved = js.resolve(deferred.as_ptr(), if timed { timed_out } else { ok });
-        state.release_buffer(js, buffer);
         if resolved.is_ok() {
           chunk.settled(at);
         }
@@ -304,11 +341,11 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &mut Unsettled) -> NResult<
   if count == 0 {
     return Ok(());
   }
-  let Some(settler) = &state.settler else {
+  let Some((function, outcomes)) = how.settler else {
     return Ok(()); // not reached: promises are made in JS only once it registered
   };
-  let function = js.reference_value(settler.function)?;
-  let outcomes = js.reference_value(settler.outcomes)?;
+  let function = js.reference_value(function)?;
+  let outcomes = js.reference_value(outcomes)?;
   // setSettler checked that the array holds SCOPE_CHUNK elements; `min`
   // only guards against a buffer that has changed since.
   let count = js.with_u32_elements(outcomes, |elements| {
