@@ -112,16 +112,30 @@ impl Timer {
     })
   }
 
-  /// Schedules `deadline`. Cheap and non-blocking; wakes the thread only if
-  /// this deadline is earlier than the one it sleeps until.
+  /// Schedules `deadline`; wakes the thread if this deadline is earlier
+  /// than the one it sleeps until.
   pub fn add(&self, deadline: Deadline) {
+    if self.schedule(deadline) {
+      self.wake();
+    }
+  }
+
+  /// Sends `deadline` to the thread without waking it: cheap, non-blocking,
+  /// no system call, so callable under a registry lock. True when the
+  /// caller must [`wake`](Timer::wake) the thread (once the lock is gone):
+  /// it sleeps until a later deadline.
+  #[must_use]
+  pub fn schedule(&self, deadline: Deadline) -> bool {
     // The receiver lives as long as any sender: send cannot fail.
     let _ = self.sender.send(Message::Add(deadline));
     fence(Ordering::SeqCst);
     let sleep_until = self.shared.sleep_until.load(Ordering::SeqCst);
-    if self.shared.nanos(deadline.at) < sleep_until || self.receiver.len() > BACKLOG {
-      self.thread.unpark();
-    }
+    self.shared.nanos(deadline.at) < sleep_until || self.receiver.len() > BACKLOG
+  }
+
+  /// Wakes the thread, to take what [`schedule`](Timer::schedule) sent.
+  pub fn wake(&self) {
+    self.thread.unpark();
   }
 
   /// Forgets a deadline (its waiter was notified). Unknown ones are ignored.

@@ -25,6 +25,7 @@ mod resolver;
 
 use std::num::NonZeroU64;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,13 +59,26 @@ pub static REGISTRY: Lazy<Registry<Waiter>> = Lazy::new(Registry::new);
 
 static TIMER: OnceCell<Timer> = OnceCell::new();
 
-/// The notifier thread, started on first use.
-fn timer() -> &'static Timer {
-  TIMER.get_or_init(|| {
+/// Test-only (`failNotifierStartForTesting`): starting the notifier thread
+/// fails, as when the system cannot make another thread.
+static FAIL_NOTIFIER_START_FOR_TESTING: AtomicBool = AtomicBool::new(false);
+
+/// The notifier thread, started on first use; an error when it cannot be.
+/// Call it before taking any registry lock: starting spawns a thread.
+fn timer() -> NResult<&'static Timer> {
+  TIMER.get_or_try_init(|| {
+    let cannot = |why: String| {
+      Failure::Error(format!(
+        "atomics-waitasync: cannot start the notifier thread: {why}"
+      ))
+    };
+    if FAIL_NOTIFIER_START_FOR_TESTING.load(Ordering::Relaxed) {
+      return Err(cannot("failNotifierStartForTesting".into()));
+    }
     // The thread outlives any one env; keep this image mapped even if the
     // env that loaded it unloads it.
     napi::bindgen_prelude::retain_current_module_for_unload_safety();
-    Timer::start(expire).expect("atomics-waitasync: cannot start the notifier thread")
+    Timer::start(expire).map_err(|error| cannot(error.to_string()))
   })
 }
 
@@ -150,8 +164,9 @@ fn wake_into(
         deadline,
       } => {
         if how == Settled::Woken {
-          if let Some(at) = deadline {
-            timer().cancel(at.instant(), id);
+          // A waiter with a deadline exists only once the timer does.
+          if let (Some(at), Some(timer)) = (deadline, TIMER.get()) {
+            timer.cancel(at.instant(), id);
           }
         }
         if let Some(current) = &batch_env {
@@ -253,6 +268,11 @@ fn wait_async(
     return js.number(code::TIMED_OUT);
   }
   let deadline = When::after(timeout_ms);
+  // Started here, before any lock, if this is the first deadline.
+  let timer = match deadline {
+    Some(_) => Some(timer()?),
+    None => None,
+  };
   env::with_env(js, |cell| {
     // The promise: made here as a deferred, or by lib/pending.js once this
     // returns the slot (see `env::Promise`). Making it runs promise hooks,
@@ -280,15 +300,8 @@ fn wait_async(
         }
         None => Promise::InJs,
       };
-      enqueue_async(
-        js,
-        state,
-        location.key,
-        still_expected,
-        deadline,
-        promise,
-        &mut conclude,
-      )
+      let waiter = (location.key, deadline, timer, promise);
+      enqueue_async(js, state, waiter, still_expected, &mut conclude)
     });
     if let Some(deferred) = conclude {
       conclude_deferred(js, deferred);
@@ -308,10 +321,8 @@ fn wait_async(
 fn enqueue_async(
   js: Js,
   state: &mut env::EnvState,
-  key: usize,
+  (key, deadline, timer, promise): (usize, Option<When>, Option<&Timer>, Promise),
   still_expected: impl FnOnce() -> bool,
-  deadline: Option<When>,
-  promise: Promise,
   conclude: &mut Option<NonNull<sys::napi_deferred__>>,
 ) -> NResult<Option<u32>> {
   let slot = state.pending.insert(Pending {
@@ -330,11 +341,13 @@ fn enqueue_async(
   }
   // Enqueue at the tail, under the bucket lock, if the value still holds.
   // The deadline goes to the notifier thread under that same lock, so its
-  // add precedes any notify's cancel.
+  // add precedes any notify's cancel; waking the thread for it (a system
+  // call) waits until the lock is released.
   let shared = &state.shared;
+  let mut wake_timer = false;
   let enqueued = REGISTRY.enqueue_if(key, still_expected, |id| {
-    if let Some(at) = deadline {
-      timer().add(Deadline {
+    if let (Some(at), Some(timer)) = (deadline, timer) {
+      wake_timer = timer.schedule(Deadline {
         at: at.instant(),
         id,
         key,
@@ -346,6 +359,9 @@ fn enqueue_async(
       deadline,
     }
   });
+  if let (true, Some(timer)) = (wake_timer, timer) {
+    timer.wake();
+  }
   match enqueued {
     Enqueued::Queued(id) => {
       if let Some(pending) = state.pending.get_mut(slot) {
@@ -391,8 +407,8 @@ pub fn withdraw(pending: &Pending) -> bool {
   if REGISTRY.remove(pending.key, pending.id).is_none() {
     return false;
   }
-  if let Some(at) = pending.deadline {
-    timer().cancel(at.instant(), pending.id);
+  if let (Some(at), Some(timer)) = (pending.deadline, TIMER.get()) {
+    timer.cancel(at.instant(), pending.id);
   }
   true
 }
@@ -623,6 +639,13 @@ fn fail_settle_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::nap
   js.undefined()
 }
 
+/// Test-only: from now on, starting the notifier thread fails (it starts
+/// on the first waitAsync with a finite timeout).
+fn fail_notifier_start_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  FAIL_NOTIFIER_START_FOR_TESTING.store(true, Ordering::Relaxed);
+  js.undefined()
+}
+
 /// Test-only: panics inside a callback, to show that a panic in the addon
 /// reaches JS as an Error and never unwinds across the FFI boundary.
 fn panic_for_testing(_js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
@@ -653,6 +676,7 @@ callbacks! {
   js_counts_for_testing => counts_for_testing;
   js_panic_for_testing => panic_for_testing;
   js_fail_settle_for_testing => fail_settle_for_testing;
+  js_fail_notifier_start_for_testing => fail_notifier_start_for_testing;
 }
 
 /// Per env: creates its state, then the binding's functions.
@@ -662,7 +686,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   let js = unsafe { Js::new(env.raw()) };
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js).map_err(to_napi)?;
-  let functions: [(&str, Callback); 12] = [
+  let functions: [(&str, Callback); 13] = [
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
@@ -675,6 +699,10 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     ("countsForTesting", js_counts_for_testing),
     ("panicForTesting", js_panic_for_testing),
     ("failSettleForTesting", js_fail_settle_for_testing),
+    (
+      "failNotifierStartForTesting",
+      js_fail_notifier_start_for_testing,
+    ),
   ];
   for (name, callback) in functions {
     js.set_function(exports.raw(), name, callback)
