@@ -5,10 +5,12 @@
 //! - [`registry`]: address-keyed FIFO wait queues; pure Rust, no N-API.
 //! - [`parker`]: blocking park/unpark for sync waiters.
 //! - [`slab`]: dense index-addressed storage for pending promises.
-//! - [`timer`]: the notifier thread that owns async deadlines.
+//! - [`timer`]: the notifier thread that owns async deadlines, and
+//!   [`handshake`], how it sleeps without missing a sender.
 //! - `napi`: the thin unsafe layer: typed arrays to addresses, per-env
 //!   promise settling through one ThreadsafeFunction, env teardown.
 
+pub mod handshake;
 pub mod parker;
 pub mod registry;
 pub mod slab;

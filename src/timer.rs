@@ -26,20 +26,22 @@
 //! 50 ms to sweep.
 //! After publishing, the thread looks at the channel once more before it
 //! parks, and a sender reads `sleep_until` after sending, both with SeqCst
-//! fences between, so one of them always sees the other (no lost wake-up).
+//! fences between, so one of them always sees the other (no lost wake-up):
+//! `handshake.rs`, model-checked by `tests/loom_handshake.rs`.
 //!
 //! The timer owns no JS handles and knows no N-API: the expire callback
 //! decides what a timeout means (usually: remove the waiter from the
 //! registry; if that succeeds, the waiter timed out).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, Thread};
 use std::time::Instant;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
+use crate::handshake::{Handshake, NO_DEADLINE};
 use crate::registry::WaiterId;
 
 /// One deadline: which waiter, on which key, expires when.
@@ -59,15 +61,11 @@ enum Message {
 /// to take them (bounds the memory cancels hold while it sleeps).
 const BACKLOG: usize = 4096;
 
-/// `sleep_until` while the thread is awake, or parked with no deadline.
-const AWAKE: u64 = 0;
-const NO_DEADLINE: u64 = u64::MAX;
-
 /// What the notifier thread shares with its senders.
 struct Shared {
-  /// Nanoseconds after `epoch` at which the parked thread will wake by
-  /// itself; `AWAKE` or `NO_DEADLINE` otherwise.
-  sleep_until: AtomicU64,
+  /// When the parked thread will wake by itself, in nanoseconds after
+  /// `epoch` (see `handshake.rs`).
+  handshake: Handshake,
   epoch: Instant,
   /// Deadlines the thread holds (for tests and leak checks).
   pending: AtomicUsize,
@@ -96,7 +94,7 @@ impl Timer {
   pub fn start(on_expire: impl FnMut(Vec<Deadline>) + Send + 'static) -> std::io::Result<Timer> {
     let (sender, receiver) = unbounded::<Message>();
     let shared = Arc::new(Shared {
-      sleep_until: AtomicU64::new(AWAKE),
+      handshake: Handshake::default(),
       epoch: Instant::now(),
       pending: AtomicUsize::new(0),
       wakes: AtomicUsize::new(0),
@@ -129,9 +127,8 @@ impl Timer {
   pub fn schedule(&self, deadline: Deadline) -> bool {
     // The receiver lives as long as any sender: send cannot fail.
     let _ = self.sender.send(Message::Add(deadline));
-    fence(Ordering::SeqCst);
-    let sleep_until = self.shared.sleep_until.load(Ordering::SeqCst);
-    self.shared.nanos(deadline.at) < sleep_until || self.receiver.len() > BACKLOG
+    let at = self.shared.nanos(deadline.at);
+    self.shared.handshake.wake_for_add(at) || self.receiver.len() > BACKLOG
   }
 
   /// Wakes the thread, to take what [`schedule`](Timer::schedule) sent.
@@ -144,13 +141,7 @@ impl Timer {
   /// messages pile up).
   pub fn cancel(&self, at: Instant, id: WaiterId) {
     let _ = self.sender.send(Message::Cancel { at, id });
-    // As in `schedule`: the thread publishes, then looks at the channel;
-    // this sends, then reads what it published. One sees the other.
-    fence(Ordering::SeqCst);
-    let sleep_until = self.shared.sleep_until.load(Ordering::SeqCst);
-    // An earlier deadline is one the thread has yet to read (its add woke
-    // it, or is about to) or has already expired; a later one can wait.
-    let sleeps_until_this = self.shared.nanos(at) == sleep_until;
+    let sleeps_until_this = self.shared.handshake.wake_for_cancel(self.shared.nanos(at));
     if sleeps_until_this || self.receiver.len() > BACKLOG {
       self.thread.unpark();
     }
@@ -206,8 +197,7 @@ fn run(receiver: Receiver<Message>, shared: Arc<Shared>, mut on_expire: impl FnM
     }
     let next = deadlines.first_key_value().map(|(&(at, _), _)| at);
     let publish = next.map_or(NO_DEADLINE, |at| shared.nanos(at));
-    shared.sleep_until.store(publish, Ordering::SeqCst);
-    fence(Ordering::SeqCst);
+    shared.handshake.before_park(publish);
     if receiver.is_empty() {
       match next {
         Some(at) => thread::park_timeout(at.saturating_duration_since(Instant::now())),
@@ -215,7 +205,7 @@ fn run(receiver: Receiver<Message>, shared: Arc<Shared>, mut on_expire: impl FnM
       }
       shared.wakes.fetch_add(1, Ordering::Relaxed);
     }
-    shared.sleep_until.store(AWAKE, Ordering::SeqCst);
+    shared.handshake.after_park();
     if receiver.is_empty() && Arc::strong_count(&shared) == 1 {
       return; // every Timer handle is gone
     }
