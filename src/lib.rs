@@ -5,6 +5,8 @@
 //! - [`registry`]: address-keyed FIFO wait queues; pure Rust, no N-API.
 //! - [`parker`]: blocking park/unpark for sync waiters.
 //! - [`slab`]: dense index-addressed storage for pending promises.
+//! - [`wake`]: the wake-up core: waking, delivering to envs' mailboxes,
+//!   passing on wake-ups of dead waiters; generic over what an env is.
 //! - [`timer`]: the notifier thread that owns async deadlines, and
 //!   [`handshake`], how it sleeps without missing a sender.
 //! - `napi`: the thin unsafe layer: typed arrays to addresses, per-env
@@ -16,6 +18,7 @@ pub mod registry;
 pub mod slab;
 pub mod sync;
 pub mod timer;
+pub mod wake;
 
 #[cfg(not(test))]
 mod napi;

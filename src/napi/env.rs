@@ -18,11 +18,12 @@ use std::time::Instant;
 use napi::sys;
 
 use super::ffi::{check, Failure, Js, NResult};
-use super::resolver::{create_tsfn, EnvShared, Woken};
+use super::resolver::{create_tsfn, EnvShared, Tsfn};
 use super::{When, REGISTRY};
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
+use crate::wake::Woken;
 
 /// A pending `waitAsync`, owned by its env's thread.
 pub struct Pending {
@@ -190,7 +191,7 @@ pub fn init(js: Js) -> NResult<()> {
   let env = js.raw();
   let cell = Box::into_raw(Box::new(EnvCell(RefCell::new(EnvState {
     env,
-    shared: Arc::new(EnvShared::new(ptr::null_mut())),
+    shared: Arc::new(EnvShared::new(Tsfn(ptr::null_mut()))),
     tsfn: ptr::null_mut(),
     pending: Slab::default(),
     buffers: HashMap::default(),
@@ -218,7 +219,7 @@ pub fn init(js: Js) -> NResult<()> {
   let cell_ref = unsafe { &*cell };
   cell_ref.with(|state| {
     state.tsfn = tsfn;
-    state.shared = Arc::new(EnvShared::new(tsfn));
+    state.shared = Arc::new(EnvShared::new(Tsfn(tsfn)));
     Ok(())
   })?;
   // The hook is registered after the TSFN exists, so it runs before
@@ -304,7 +305,8 @@ unsafe extern "C" fn cleanup(arg: *mut c_void) {
 fn teardown(js: Js, mut state: EnvState) {
   // Close first: from here on no thread calls the TSFN, and a notify that
   // takes one of this env's waiters passes the wake-up on (mod.rs deliver).
-  let (tsfn, undelivered) = state.shared.close();
+  let undelivered = state.shared.close();
+  let tsfn = state.tsfn;
   // SAFETY: the TSFN is ours and released once; abort makes N-API drop
   // queued calls (our call-js then sees a null env).
   let _ = unsafe {

@@ -37,21 +37,15 @@ use once_cell::sync::{Lazy, OnceCell};
 use self::env::{Pending, Promise, Settler, SyncWait};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
 use self::memory::{expected, holds, locate};
-use self::resolver::{EnvShared, Settled, Woken};
+use self::resolver::Tsfn;
 use crate::parker::{ParkState, Parker};
 use crate::registry::{Enqueued, Registry, WaiterId};
 use crate::timer::{Deadline, Timer};
+use crate::wake::{self, Settled};
 
-/// What a queue entry is: a parked thread, or an env's pending promise.
-pub enum Waiter {
-  Sync(Arc<Parker>),
-  Async {
-    env: Arc<EnvShared>,
-    /// Index of its `Pending` in the env's slab.
-    slot: u32,
-    deadline: Option<When>,
-  },
-}
+/// What a queue entry is: a parked thread, or an env's pending promise
+/// (the wake-up core's waiter, with this layer's parts).
+pub type Waiter = wake::Waiter<Tsfn, Parker, When>;
 
 /// The process-wide registry: shared by every env (main thread and workers),
 /// so that any thread's notify finds any thread's waiters.
@@ -134,93 +128,21 @@ impl When {
   }
 }
 
-/// Wakes waiters taken off their queues, after the registry lock is gone:
-/// unparks sync ones, and hands async ones to their envs, one batch per env
-/// run. Each comes with the key it was queued on. Wake-ups whose env is
-/// going away go on to the next waiters (see [`pass_on`]).
+/// Wakes waiters taken off their queues (see `crate::wake::wake`).
 fn wake(woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>, how: Settled) {
-  // Empty, so free, unless a waiter's env is going away.
-  let mut unseen = Vec::new();
-  wake_into(woken, how, &mut unseen);
-  if !unseen.is_empty() {
-    pass_on(unseen);
-  }
+  wake::wake(&REGISTRY, &cancel_deadline, woken, how);
 }
 
-/// [`wake`], leaving the keys of wake-ups no env took in `unseen`.
-fn wake_into(
-  woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>,
-  how: Settled,
-  unseen: &mut Vec<usize>,
-) {
-  let mut batch: Vec<Woken> = Vec::new();
-  let mut batch_env: Option<Arc<EnvShared>> = None;
-  for (key, id, waiter) in woken {
-    match waiter {
-      Waiter::Sync(parker) => parker.unpark(),
-      Waiter::Async {
-        env,
-        slot,
-        deadline,
-      } => {
-        if how == Settled::Woken {
-          // A waiter with a deadline exists only once the timer does.
-          if let (Some(at), Some(timer)) = (deadline, TIMER.get()) {
-            timer.cancel(at.instant(), id);
-          }
-        }
-        if let Some(current) = &batch_env {
-          if !Arc::ptr_eq(current, &env) {
-            deliver(current, &batch, unseen);
-            batch.clear();
-            batch_env = Some(env);
-          }
-        } else {
-          batch_env = Some(env);
-        }
-        batch.push(Woken { slot, id, key, how });
-      }
-    }
-  }
-  if let Some(current) = batch_env {
-    deliver(current.as_ref(), &batch, unseen);
-  }
-}
-
-/// Hands a batch to its env; if the env is going away, the keys of its
-/// notified waiters go into `unseen`, for their wake-ups to be passed on.
-fn deliver(env: &EnvShared, batch: &[Woken], unseen: &mut Vec<usize>) {
-  if !env.deliver(batch) {
-    unseen.extend(batch.iter().filter_map(Woken::unseen_key));
-  }
-}
-
-/// Wake-ups that a notify counted but that their waiter's thread will never
-/// see (it is being terminated or is exiting): each goes to the next waiter
-/// on the same key, if there is one, as if the dead waiter had never been
-/// queued. Native Atomics lose these (Node 20, a worker terminated while
-/// blocked, then a notify: the next waiter sleeps on); a lock whose unlock
-/// wakes a dying thread would leave its other waiters asleep.
-///
-/// A work list, not recursion: the next waiter may be dead too, and so may
-/// the hundreds of thousands behind it (a terminated worker's pending
-/// waits, until its teardown has withdrawn them); recursing once per dead
-/// waiter overflowed the stack.
+/// Passes on wake-ups nobody will see (see `crate::wake::pass_on`).
 pub fn pass_on(keys: impl IntoIterator<Item = usize>) {
-  let mut work: Vec<usize> = keys.into_iter().collect();
-  while let Some(key) = work.pop() {
-    // Wake-ups for the same key, together: one dequeue for all of them.
-    let mut count = 1;
-    while work.last() == Some(&key) {
-      work.pop();
-      count += 1;
-    }
-    let next = REGISTRY.dequeue(key, count);
-    wake_into(
-      next.into_iter().map(|(id, w)| (key, id, w)),
-      Settled::Woken,
-      &mut work,
-    );
+  wake::pass_on(&REGISTRY, &cancel_deadline, keys);
+}
+
+/// A notified waiter's deadline goes. (A waiter with a deadline exists
+/// only once the timer does.)
+fn cancel_deadline(at: When, id: WaiterId) {
+  if let Some(timer) = TIMER.get() {
+    timer.cancel(at.instant(), id);
   }
 }
 
@@ -407,8 +329,8 @@ pub fn withdraw(pending: &Pending) -> bool {
   if REGISTRY.remove(pending.key, pending.id).is_none() {
     return false;
   }
-  if let (Some(at), Some(timer)) = (pending.deadline, TIMER.get()) {
-    timer.cancel(at.instant(), pending.id);
+  if let Some(at) = pending.deadline {
+    cancel_deadline(at, pending.id);
   }
   true
 }

@@ -9,121 +9,49 @@
 //! waiter woken before the env's thread gets round to it is settled in one
 //! call (v8 likewise keeps a per-isolate resolve list and posts one task).
 //!
-//! The mailbox mutex also guards the TSFN's life: the env cleanup hook marks
-//! the mailbox closed under it before releasing the TSFN, and callers only
-//! call the TSFN under it while it is open, so no thread ever calls a
+//! The mailbox is the wake-up core's (`crate::wake::Mailbox`), with the
+//! TSFN as its signal. Its mutex also guards the TSFN's life: the env
+//! cleanup hook closes the mailbox under it before releasing the TSFN, and
+//! the mailbox only signals under it while open, so no thread ever calls a
 //! released TSFN. `Closing` during teardown is expected and skipped.
 
 use std::ffi::c_void;
 use std::ptr;
 
 use napi::sys;
-use parking_lot::Mutex;
 
 use super::env::{EnvCell, EnvState, Pending, Promise};
 use super::ffi::{check, Failure, Js, NResult};
 use crate::registry::WaiterId;
+use crate::wake::{Mailbox, Settled, Signal, Woken};
 
-/// How an async wait ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Settled {
-  Woken,
-  TimedOut,
-}
+/// The env's side of the wake-up core's mailbox: its ThreadsafeFunction.
+pub type EnvShared = Mailbox<Tsfn>;
 
-/// A waiter taken off its queue, on its way to its env's thread: its slot
-/// in the env's `pending` slab, its registry id (the slot may hold a later
-/// waiter by the time this arrives, if the first was cancelled), and how.
-#[derive(Debug, Clone, Copy)]
-pub struct Woken {
-  pub slot: u32,
-  pub id: WaiterId,
-  /// The key it was queued on: where its wake-up goes on if its env dies
-  /// before settling it.
-  pub key: usize,
-  pub how: Settled,
-}
+/// An env's ThreadsafeFunction, as the signal of its mailbox.
+#[derive(Clone, Copy)]
+pub struct Tsfn(pub sys::napi_threadsafe_function);
 
-impl Woken {
-  /// Where this wake-up goes if its thread never sees it (see
-  /// `mod.rs pass_on`): its key, for a notify's; none for a timeout's,
-  /// which was meant for nobody else.
-  pub fn unseen_key(&self) -> Option<usize> {
-    (self.how == Settled::Woken).then_some(self.key)
-  }
-}
+// SAFETY: N-API allows any thread to call a ThreadsafeFunction; the
+// mailbox calls it only under its lock, while open (before the cleanup
+// hook closes it and releases the function).
+unsafe impl Send for Tsfn {}
+// SAFETY: as above.
+unsafe impl Sync for Tsfn {}
 
-/// The part of an env that other threads touch: its mailbox.
-pub struct EnvShared {
-  mailbox: Mutex<Mailbox>,
-}
-
-struct Mailbox {
-  /// Set once, by the env cleanup hook; after that nothing is delivered.
-  closed: bool,
-  tsfn: sys::napi_threadsafe_function,
-  /// Waiters taken off their queues, not yet settled on the env's thread.
-  woken: Vec<Woken>,
-}
-
-// SAFETY: the only raw pointer is the TSFN handle, which N-API allows any
-// thread to call; it is used only under the mailbox mutex, while open.
-unsafe impl Send for EnvShared {}
-// SAFETY: as above; all state is behind the mutex.
-unsafe impl Sync for EnvShared {}
-
-impl EnvShared {
-  pub fn new(tsfn: sys::napi_threadsafe_function) -> Self {
-    EnvShared {
-      mailbox: Mutex::new(Mailbox {
-        closed: false,
-        tsfn,
-        woken: Vec::new(),
-      }),
-    }
-  }
-
-  /// Hands settled waiters to the env's thread. Callable from any thread.
-  /// False when the env is going away and took nothing: the caller passes
-  /// the wake-ups on.
-  #[must_use]
-  pub fn deliver(&self, batch: &[Woken]) -> bool {
-    if batch.is_empty() {
-      return true;
-    }
-    let mut mailbox = self.mailbox.lock();
-    if mailbox.closed {
-      return false;
-    }
-    let was_empty = mailbox.woken.is_empty();
-    mailbox.woken.extend_from_slice(batch);
-    if was_empty {
-      // SAFETY: the TSFN is open (not closed under this same lock), and
-      // a non-blocking call may be made from any thread. With an unbounded
-      // queue the only failure is `closing`, which needs no action.
-      let _ = unsafe {
-        sys::napi_call_threadsafe_function(
-          mailbox.tsfn,
-          ptr::null_mut(),
-          sys::ThreadsafeFunctionCallMode::nonblocking,
-        )
-      };
-    }
-    true
-  }
-
-  /// Moves the mailbox's contents into `into` (which must be empty).
-  fn drain_into(&self, into: &mut Vec<Woken>) {
-    let mut mailbox = self.mailbox.lock();
-    std::mem::swap(&mut mailbox.woken, into);
-  }
-
-  /// Closes the mailbox; returns the TSFN for the caller to release, and
-  /// what was delivered but never settled.
-  pub fn close(&self) -> (sys::napi_threadsafe_function, Vec<Woken>) {
-    let mut mailbox = self.mailbox.lock();
-    mailbox.closed = true;
-    (mailbox.tsfn, std::mem::take(&mut mailbox.woken))
+impl Signal for Tsfn {
+  fn signal(&self) {
+    // SAFETY: the mailbox signals only while open, under its lock, and the
+    // cleanup hook closes it under that lock before releasing the TSFN; a
+    // non-blocking call may be made from any thread. With an unbounded
+    // queue the only failure is `closing`, which needs no action.
+    let _ = unsafe {
+      sys::napi_call_threadsafe_function(
+        self.0,
+        ptr::null_mut(),
+        sys::ThreadsafeFunctionCallMode::nonblocking,
+      )
+    };
   }
 }
 
