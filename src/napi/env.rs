@@ -18,12 +18,41 @@ use std::time::Instant;
 use napi::sys;
 
 use super::ffi::{check, Failure, Js, NResult};
-use super::resolver::{create_tsfn, EnvShared, Tsfn};
 use super::{When, REGISTRY};
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
-use crate::wake::Woken;
+use crate::wake::{Mailbox, Signal, Woken};
+
+/// The env's side of the wake-up core's mailbox: its ThreadsafeFunction.
+pub type EnvShared = Mailbox<Tsfn>;
+
+/// An env's ThreadsafeFunction, as the signal of its mailbox.
+#[derive(Clone, Copy)]
+pub struct Tsfn(pub sys::napi_threadsafe_function);
+
+// SAFETY: N-API allows any thread to call a ThreadsafeFunction; the
+// mailbox calls it only under its lock, while open (before the cleanup
+// hook closes it and releases the function).
+unsafe impl Send for Tsfn {}
+// SAFETY: as above.
+unsafe impl Sync for Tsfn {}
+
+impl Signal for Tsfn {
+  fn signal(&self) {
+    // SAFETY: the mailbox signals only while open, under its lock, and the
+    // cleanup hook closes it under that lock before releasing the TSFN; a
+    // non-blocking call may be made from any thread. With an unbounded
+    // queue the only failure is `closing`, which needs no action.
+    let _ = unsafe {
+      sys::napi_call_threadsafe_function(
+        self.0,
+        ptr::null_mut(),
+        sys::ThreadsafeFunctionCallMode::nonblocking,
+      )
+    };
+  }
+}
 
 /// A pending `waitAsync`, owned by its env's thread.
 pub struct Pending {
@@ -186,8 +215,16 @@ impl EnvState {
   }
 }
 
+/// How the env's TSFN is made (resolver.rs `create_tsfn`): passed in, so
+/// that this module does not depend on the one that settles promises.
+///
+/// # Safety
+/// The cell passed must outlive every call of the TSFN's call-js with a
+/// non-null env.
+pub type CreateTsfn = unsafe fn(Js, *mut EnvCell) -> NResult<sys::napi_threadsafe_function>;
+
 /// Creates this env's state, its TSFN and its cleanup hook (module init).
-pub fn init(js: Js) -> NResult<()> {
+pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
   let env = js.raw();
   let cell = Box::into_raw(Box::new(EnvCell(RefCell::new(EnvState {
     env,

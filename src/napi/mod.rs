@@ -34,10 +34,10 @@ use napi::sys;
 use napi_derive::napi;
 use once_cell::sync::{Lazy, OnceCell};
 
+use self::env::Tsfn;
 use self::env::{Pending, Promise, Settler, SyncWait};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
 use self::memory::{expected, holds, locate};
-use self::resolver::Tsfn;
 use crate::parker::{ParkState, Parker};
 use crate::registry::{Enqueued, Registry, WaiterId};
 use crate::timer::{Deadline, Timer};
@@ -607,7 +607,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   // SAFETY: module init runs on the env's thread with a live env.
   let js = unsafe { Js::new(env.raw()) };
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
-  env::init(js).map_err(to_napi)?;
+  env::init(js, resolver::create_tsfn).map_err(to_napi)?;
   let functions: [(&str, Callback); 13] = [
     ("waitAsync", js_wait_async),
     ("wait", js_wait),

@@ -23,37 +23,7 @@ use napi::sys;
 use super::env::{EnvCell, EnvState, Pending, Promise};
 use super::ffi::{check, Failure, Js, NResult};
 use crate::registry::WaiterId;
-use crate::wake::{Mailbox, Settled, Signal, Woken};
-
-/// The env's side of the wake-up core's mailbox: its ThreadsafeFunction.
-pub type EnvShared = Mailbox<Tsfn>;
-
-/// An env's ThreadsafeFunction, as the signal of its mailbox.
-#[derive(Clone, Copy)]
-pub struct Tsfn(pub sys::napi_threadsafe_function);
-
-// SAFETY: N-API allows any thread to call a ThreadsafeFunction; the
-// mailbox calls it only under its lock, while open (before the cleanup
-// hook closes it and releases the function).
-unsafe impl Send for Tsfn {}
-// SAFETY: as above.
-unsafe impl Sync for Tsfn {}
-
-impl Signal for Tsfn {
-  fn signal(&self) {
-    // SAFETY: the mailbox signals only while open, under its lock, and the
-    // cleanup hook closes it under that lock before releasing the TSFN; a
-    // non-blocking call may be made from any thread. With an unbounded
-    // queue the only failure is `closing`, which needs no action.
-    let _ = unsafe {
-      sys::napi_call_threadsafe_function(
-        self.0,
-        ptr::null_mut(),
-        sys::ThreadsafeFunctionCallMode::nonblocking,
-      )
-    };
-  }
-}
+use crate::wake::{Settled, Woken};
 
 /// Creates the env's TSFN, unref'd: it is ref'd only while the env has
 /// pending async waiters (see `EnvState::update_keep_alive`).
