@@ -248,3 +248,39 @@ pub fn pass_on<S: Signal, P: Unpark, D: Copy>(
     );
   }
 }
+
+/// Waiters an env took back (cancelled) too late: a notify or a timeout
+/// had already taken them off their queue, so their outcome is on its way
+/// to the env, for a slot that no longer holds them. When it arrives
+/// ([`Cancelled::arrived`]), a notify's wake-up must go on to the next
+/// waiter ([`pass_on`]): the notify counted it, and nobody will see it.
+#[derive(Default)]
+pub struct Cancelled {
+  /// Their ids; few, and each leaves when its outcome arrives.
+  ids: Vec<WaiterId>,
+}
+
+impl Cancelled {
+  /// Takes the waiter `id` off `key`'s queue, if it is still there: then
+  /// it is gone for good and `Some` returns it. Otherwise its outcome is on
+  /// its way, and is remembered as arriving for nobody.
+  pub fn withdraw<W>(&mut self, registry: &Registry<W>, key: usize, id: WaiterId) -> Option<W> {
+    let waiter = registry.remove(key, id);
+    if waiter.is_none() {
+      self.ids.push(id);
+    }
+    waiter
+  }
+
+  /// An outcome arrived for `id`, whose slot no longer holds it: whether
+  /// it was cancelled too late (and its wake-up, if a notify's, goes on).
+  pub fn arrived(&mut self, id: WaiterId) -> bool {
+    match self.ids.iter().position(|&c| c == id) {
+      Some(at) => {
+        self.ids.swap_remove(at);
+        true
+      }
+      None => false,
+    }
+  }
+}

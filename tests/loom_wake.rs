@@ -160,3 +160,40 @@ fn pass_on_through_dying_waiters_while_they_are_withdrawn() {
     assert!(registry.is_empty());
   });
 }
+
+/// An env cancels its waiter (lib/pending.js could not make its promise)
+/// while a notify of one runs: if the notify took it first, its outcome
+/// arrives for nobody, and the env passes the wake-up on when it does.
+/// Either way the live waiter behind gets exactly one wake-up.
+#[test]
+fn cancel_against_notify_loses_no_wake_up() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let ((own_env, _), (live, _)) = (env(), env());
+    let own = queue(&registry, &own_env, 1);
+    queue(&registry, &live, 2);
+    let notifier = {
+      let registry = registry.clone();
+      thread::spawn(move || notify(&registry, 1))
+    };
+    // The env's thread: cancel, then settle what reaches its mailbox.
+    let mut cancelled = wake::Cancelled::default();
+    let withdrawn = cancelled.withdraw(&registry, KEY, own).is_some();
+    assert_eq!(notifier.join().unwrap(), 1, "the notify counts one");
+    let mut arrived = Vec::new();
+    own_env.drain_into(&mut arrived);
+    let unseen: Vec<usize> = arrived
+      .iter()
+      .filter(|w| cancelled.arrived(w.id))
+      .filter_map(|w| w.unseen_key())
+      .collect();
+    assert_eq!(
+      unseen.len(),
+      usize::from(!withdrawn),
+      "a late cancel's wake-up arrives"
+    );
+    pass_on(&registry, &no_deadlines, unseen);
+    assert_eq!(slots(&live), [2], "the live waiter got the wake-up");
+    assert!(registry.is_empty());
+  });
+}

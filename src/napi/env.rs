@@ -22,7 +22,7 @@ use super::{When, REGISTRY};
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
-use crate::wake::{Mailbox, Signal, Woken};
+use crate::wake::{Cancelled, Mailbox, Signal, Woken};
 
 /// The env's side of the wake-up core's mailbox: its ThreadsafeFunction.
 pub type EnvShared = Mailbox<Tsfn>;
@@ -126,7 +126,7 @@ pub struct EnvState {
   /// this env, for a slot that is free by then. When it arrives, a
   /// notify's wake-up goes on to the next waiter (resolver.rs
   /// `settle_all`): the notify counted it and nobody here will see it.
-  pub cancelled: Vec<WaiterId>,
+  pub cancelled: Cancelled,
   /// Test-only (`failSettleForTesting`): settling the next chunk of
   /// outcomes fails, as when an N-API call fails there.
   pub fail_settle_for_testing: bool,
@@ -234,7 +234,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     buffers: HashMap::default(),
     settler: None,
     spare: Vec::new(),
-    cancelled: Vec::new(),
+    cancelled: Cancelled::default(),
     fail_settle_for_testing: false,
     keep_alive: true,
     refed: false,

@@ -348,9 +348,11 @@ fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   let conclude = env::with_state(js, |state| {
     let mut conclude = None;
     if let Some(pending) = state.pending.get_mut(slot) {
-      let id = pending.id;
-      if !withdraw(pending) {
-        state.cancelled.push(id);
+      let (key, id, deadline) = (pending.key, pending.id, pending.deadline);
+      if state.cancelled.withdraw(&REGISTRY, key, id).is_some() {
+        if let Some(at) = deadline {
+          cancel_deadline(at, id);
+        }
       }
       conclude = discard(js, state, slot);
     }

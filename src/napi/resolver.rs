@@ -22,7 +22,6 @@ use napi::sys;
 
 use super::env::{EnvCell, EnvState, Pending, Promise};
 use super::ffi::{check, Failure, Js, NResult};
-use crate::registry::WaiterId;
 use crate::wake::{Settled, Woken};
 
 /// Creates the env's TSFN, unref'd: it is ref'd only while the env has
@@ -105,7 +104,7 @@ fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
         match state.pending.get_mut(woken.slot) {
           Some(pending) if pending.id == woken.id => taken.push(*woken, pending.promise),
           _ => {
-            if forget_cancelled(state, woken.id) {
+            if state.cancelled.arrived(woken.id) {
               unseen.extend(woken.unseen_key());
             }
           }
@@ -259,18 +258,6 @@ fn settle_chunk(js: Js, how: HowToSettle, chunk: &mut Unsettled) -> NResult<()> 
     chunk.settled(at);
   }
   Ok(())
-}
-
-/// Whether `id` is a cancelled waiter whose outcome had yet to arrive; it
-/// has now.
-fn forget_cancelled(state: &mut EnvState, id: WaiterId) -> bool {
-  match state.cancelled.iter().position(|&c| c == id) {
-    Some(at) => {
-      state.cancelled.swap_remove(at);
-      true
-    }
-    None => false,
-  }
 }
 
 /// Takes `woken`'s waiter out of the slab, if its slot still holds it.
