@@ -3,6 +3,7 @@
 //! waiter registry in Rust.
 //!
 //! - [`registry`]: address-keyed FIFO wait queues; pure Rust, no N-API.
+//! - [`deadline`]: timeouts as instants, and async waiters' 8-byte deadline.
 //! - [`parker`]: blocking park/unpark for sync waiters.
 //! - [`slab`]: dense index-addressed storage for pending promises.
 //! - [`wake`]: the wake-up core: waking, delivering to envs' mailboxes,
@@ -12,6 +13,7 @@
 //! - `napi`: the thin unsafe layer: typed arrays to addresses, per-env
 //!   promise settling through one ThreadsafeFunction, env teardown.
 
+pub mod deadline;
 pub mod handshake;
 pub mod parker;
 pub mod registry;

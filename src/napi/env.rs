@@ -18,7 +18,8 @@ use std::time::Instant;
 use napi::sys;
 
 use super::ffi::{check, Failure, Js, NResult};
-use super::{When, REGISTRY};
+use super::REGISTRY;
+use crate::deadline::When;
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;

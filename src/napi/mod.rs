@@ -23,7 +23,6 @@ mod ffi;
 mod memory;
 mod resolver;
 
-use std::num::NonZeroU64;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -38,6 +37,7 @@ use self::env::Tsfn;
 use self::env::{Pending, Promise, Settler, SyncWait};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
 use self::memory::{expected, holds, locate};
+use crate::deadline::{deadline_after, When};
 use crate::parker::{ParkState, Parker};
 use crate::registry::{Enqueued, Registry, WaiterId};
 use crate::timer::{Deadline, Timer};
@@ -92,41 +92,6 @@ const SYNC_SLICE: Duration = Duration::from_millis(10);
 
 /// The largest slot a pending `waitAsync` may have (see `wait_async`).
 const MAX_SLOT: u32 = (1 << 31) - 1;
-
-/// Timeouts above this (~31 years) are treated as +Infinity.
-const MAX_TIMEOUT_MS: f64 = 1e12;
-
-fn deadline_after(timeout_ms: f64) -> Option<Instant> {
-  if timeout_ms.is_finite() && timeout_ms <= MAX_TIMEOUT_MS {
-    Instant::now().checked_add(Duration::from_secs_f64(timeout_ms.max(0.0) / 1000.0))
-  } else {
-    None
-  }
-}
-
-/// The origin of [`When`].
-static EPOCH: Lazy<Instant> = Lazy::new(Instant::now);
-
-/// An async waiter's deadline in 8 bytes (an `Option<Instant>` takes 16):
-/// nanoseconds since [`EPOCH`], plus one. Every waiter carries one, in the
-/// registry and in its env's slab, and converting back always gives the
-/// same `Instant`, so the notifier's add and cancel agree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct When(NonZeroU64);
-
-impl When {
-  fn after(timeout_ms: f64) -> Option<When> {
-    let at = deadline_after(timeout_ms)?;
-    let nanos = at.saturating_duration_since(*EPOCH).as_nanos();
-    Some(When(NonZeroU64::new(
-      u64::try_from(nanos).ok()?.checked_add(1)?,
-    )?))
-  }
-
-  fn instant(self) -> Instant {
-    *EPOCH + Duration::from_nanos(self.0.get() - 1)
-  }
-}
 
 /// Wakes waiters taken off their queues (see `crate::wake::wake`).
 fn wake(woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>, how: Settled) {
@@ -639,6 +604,5 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
 // id) and one `Pending` in its env's slab: their size is most of what a
 // waiter costs outside the JS heap. (Checked at build time: this module is
 // not compiled for `cargo test`.)
-const _: () = assert!(std::mem::size_of::<Option<When>>() == 8);
 const _: () = assert!(std::mem::size_of::<Waiter>() <= 24);
 const _: () = assert!(std::mem::size_of::<Pending>() <= 40);
