@@ -240,18 +240,35 @@ function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !
    */
   function wait(typedArray, index, value, timeout) {
     let code = doWait(binding.wait, typedArray, index, value, timeout);
-    // The binding blocks in short slices and returns PENDING between them,
-    // so that worker.terminate() can stop this loop.
-    while (code === PENDING) {
-      interruptPoint();
-      code = binding.waitContinue();
-    }
-    if (code === OK) {
-      // Woken: if this thread is being terminated, stop here, before the
-      // caller sees "ok"; the binding then passes the wake-up on to the
-      // next waiter. Otherwise tell it the wake-up arrived.
-      interruptPoint();
-      binding.waitDone();
+    let done = false;
+    try {
+      // The binding blocks in short slices and returns PENDING between
+      // them, so that worker.terminate() can stop this loop.
+      while (code === PENDING) {
+        interruptPoint();
+        code = binding.waitContinue();
+      }
+      if (code === OK) {
+        // Woken: if this thread is being terminated, stop here, before the
+        // caller sees "ok"; the binding then passes the wake-up on to the
+        // next waiter. Otherwise tell it the wake-up arrived.
+        interruptPoint();
+        binding.waitDone();
+      }
+      done = true;
+    } finally {
+      // An exception (out of stack, say) ended the loop: take the waiter
+      // off its queue, or pass on the wake-up it got, so that the next
+      // notify does not wake a waiter nobody is waiting on. (Termination
+      // skips this; the env's teardown does the same then. Should this
+      // call fail too, the thread's next wait() does it.)
+      if (!done) {
+        try {
+          binding.waitAbandon();
+        } catch (_) {
+          // keep the loop's own exception
+        }
+      }
     }
     return kStrings[code];
   }

@@ -20,6 +20,21 @@
 // (src/napi/resolver.rs SCOPE_CHUNK) and checks the array holds that many.
 const OUTCOMES = 256;
 
+// %Promise%, the intrinsic, as ECMA-262's waitAsync uses (NewPromiseCapability
+// (%Promise%)): never the global Promise of the moment, which a program may
+// have replaced (zone.js, core-js, a subclass, one whose constructor throws),
+// possibly before this module loads (a preload). An async function's result
+// is always an intrinsic promise, so its prototype is %Promise.prototype%;
+// the `constructor` of that is %Promise% unless something rewrote it, in
+// which case the global is tried. (Works on Node 12 to 24, Bun and Deno.)
+const kPromisePrototype = Object.getPrototypeOf((async function () {})());
+const IntrinsicPromise = [kPromisePrototype.constructor, Promise].find(
+  (candidate) => typeof candidate === 'function' && candidate.prototype === kPromisePrototype
+) || kPromisePrototype.constructor;
+
+const promiseThen = Function.prototype.call.bind(kPromisePrototype.then);
+const ignore = () => {};
+
 // The table belongs to the binding instance (one per thread, per load of the
 // addon), and the binding takes one settle function only; so every copy of
 // this module finds it on the binding, under a registered symbol.
@@ -61,16 +76,29 @@ function pendingPromises(binding) {
   function promiseFor(slot, typedArray) {
     let promise;
     try {
-      promise = new Promise(capture);
+      promise = new IntrinsicPromise(capture);
     } catch (error) {
       // Out of stack or memory: take the waiter back, or a notify would
       // count a wake-up that nobody can see.
       binding.cancel(slot);
       throw error;
     }
-    resolvers[slot] = captured;
-    arrays[slot] = typedArray;
+    const resolve = captured;
     captured = undefined;
+    if (resolve === undefined) {
+      // The executor itself ran out of stack: the constructor rejected the
+      // promise instead of throwing, and nothing could ever resolve it.
+      // Take the waiter back, and throw as if the constructor had.
+      binding.cancel(slot);
+      try {
+        promiseThen(promise, undefined, ignore); // not an unhandled rejection
+      } catch (_) {
+        // still out of stack: nothing more to do
+      }
+      throw new RangeError('Maximum call stack size exceeded');
+    }
+    resolvers[slot] = resolve;
+    arrays[slot] = typedArray;
     live++;
     return promise;
   }

@@ -3,17 +3,24 @@
 //! waiter registry in Rust.
 //!
 //! - [`registry`]: address-keyed FIFO wait queues; pure Rust, no N-API.
+//! - [`deadline`]: timeouts as instants, and async waiters' 8-byte deadline.
 //! - [`parker`]: blocking park/unpark for sync waiters.
 //! - [`slab`]: dense index-addressed storage for pending promises.
-//! - [`timer`]: the notifier thread that owns async deadlines.
+//! - [`wake`]: the wake-up core: waking, delivering to envs' mailboxes,
+//!   passing on wake-ups of dead waiters; generic over what an env is.
+//! - [`timer`]: the notifier thread that owns async deadlines, and
+//!   [`handshake`], how it sleeps without missing a sender.
 //! - `napi`: the thin unsafe layer: typed arrays to addresses, per-env
 //!   promise settling through one ThreadsafeFunction, env teardown.
 
+pub mod deadline;
+pub mod handshake;
 pub mod parker;
 pub mod registry;
 pub mod slab;
 pub mod sync;
 pub mod timer;
+pub mod wake;
 
 #[cfg(not(test))]
 mod napi;

@@ -69,6 +69,12 @@ impl Parker {
   }
 }
 
+impl crate::wake::Unpark for Parker {
+  fn unpark(&self) {
+    Parker::unpark(self);
+  }
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;

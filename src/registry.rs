@@ -249,6 +249,7 @@ impl<W> Registry<W> {
   }
 }
 
+/// A key's bucket: the top 8 bits of [`mix`], the best mixed ones.
 fn bucket_index(key: usize) -> usize {
   (mix(key) >> 56) as usize % BUCKET_COUNT
 }
@@ -259,8 +260,21 @@ fn mix(key: usize) -> u64 {
   (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// A `Hasher` for `usize` keys that are already well spread by [`mix`];
-/// SipHash would cost more than the rest of a notify.
+/// The hash a bucket's map uses for a key. Not [`mix`]: hashbrown's tag
+/// byte is the top 7 bits of the hash, and the keys of one bucket share
+/// the top 8 bits of `mix`, so with `mix` every key of a bucket had the
+/// same tag and probing came down to comparing keys. Another odd
+/// multiplier gives top bits unrelated to the bucket, and folding the high
+/// half down gives well-mixed low bits, which hashbrown probes by (the low
+/// bits of a product depend only on the low bits of the key).
+fn map_hash(key: u64) -> u64 {
+  let product = key.wrapping_mul(0xD6E8_FEB8_6659_FD93);
+  product ^ (product >> 32)
+}
+
+/// A `Hasher` for `usize` keys (addresses) and `u64` ones (waiter ids):
+/// integers already unique, so one multiply does (SipHash would cost more
+/// than the rest of a notify).
 #[derive(Default)]
 pub struct AddressHasher(u64);
 
@@ -271,16 +285,16 @@ impl Hasher for AddressHasher {
 
   fn write(&mut self, bytes: &[u8]) {
     for &byte in bytes {
-      self.0 = mix((self.0 as usize) ^ byte as usize);
+      self.0 = map_hash(self.0 ^ u64::from(byte));
     }
   }
 
   fn write_usize(&mut self, key: usize) {
-    self.0 = mix(key);
+    self.0 = map_hash(key as u64);
   }
 
   fn write_u64(&mut self, id: u64) {
-    self.0 = mix(id as usize);
+    self.0 = map_hash(id);
   }
 }
 

@@ -1,8 +1,10 @@
-//! The synchronisation primitives the registry is built on, named in one
-//! place so that `tests/loom_registry.rs` can compile the very same
-//! `registry.rs` against loom's model-checked versions instead.
+//! The synchronisation primitives the registry and the notifier's
+//! handshake are built on, named in one place so that
+//! `tests/loom_registry.rs` and `tests/loom_handshake.rs` can compile the
+//! very same `registry.rs` and `handshake.rs` against loom's model-checked
+//! versions instead.
 
-pub use std::sync::atomic::{AtomicU64, AtomicUsize};
+pub use std::sync::atomic::{fence, AtomicU64, AtomicUsize};
 
 pub use parking_lot::Mutex;
 

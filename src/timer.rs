@@ -18,26 +18,30 @@
 //! costs every sender a futex wake, ~5 µs: 10,000 waitAsync calls with a
 //! timeout then took 50 ms). It parks until its next deadline and publishes
 //! that deadline in `sleep_until`; a sender unparks it only when its own
-//! deadline is earlier, or when messages pile up. Cancels never wake it:
-//! while it holds deadlines, the thread wakes at least every `SWEEP` to
-//! drop cancelled ones, so a notified waiter's deadline is gone within
-//! that time, not left until it would have expired.
+//! deadline is earlier, or when messages pile up. A cancel wakes it only
+//! when it cancels the deadline the thread sleeps until (which then needs
+//! not wake up for it); other cancelled deadlines are dropped when it next
+//! wakes, at the latest when messages pile up. So an idle thread holding
+//! deadlines sleeps until the first of them, and no longer wakes every
+//! 50 ms to sweep.
 //! After publishing, the thread looks at the channel once more before it
 //! parks, and a sender reads `sleep_until` after sending, both with SeqCst
-//! fences between, so one of them always sees the other (no lost wake-up).
+//! fences between, so one of them always sees the other (no lost wake-up):
+//! `handshake.rs`, model-checked by `tests/loom_handshake.rs`.
 //!
 //! The timer owns no JS handles and knows no N-API: the expire callback
 //! decides what a timeout means (usually: remove the waiter from the
 //! registry; if that succeeds, the waiter timed out).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, Thread};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
+use crate::handshake::{Handshake, NO_DEADLINE};
 use crate::registry::WaiterId;
 
 /// One deadline: which waiter, on which key, expires when.
@@ -57,22 +61,16 @@ enum Message {
 /// to take them (bounds the memory cancels hold while it sleeps).
 const BACKLOG: usize = 4096;
 
-/// The longest the thread sleeps while it holds deadlines, so that
-/// cancelled ones are dropped promptly (an idle wake-up costs microseconds).
-const SWEEP: Duration = Duration::from_millis(50);
-
-/// `sleep_until` while the thread is awake, or parked with no deadline.
-const AWAKE: u64 = 0;
-const NO_DEADLINE: u64 = u64::MAX;
-
 /// What the notifier thread shares with its senders.
 struct Shared {
-  /// Nanoseconds after `epoch` at which the parked thread will wake by
-  /// itself; `AWAKE` or `NO_DEADLINE` otherwise.
-  sleep_until: AtomicU64,
+  /// When the parked thread will wake by itself, in nanoseconds after
+  /// `epoch` (see `handshake.rs`).
+  handshake: Handshake,
   epoch: Instant,
   /// Deadlines the thread holds (for tests and leak checks).
   pending: AtomicUsize,
+  /// Times the thread came back from parking (for tests).
+  wakes: AtomicUsize,
 }
 
 impl Shared {
@@ -96,9 +94,10 @@ impl Timer {
   pub fn start(on_expire: impl FnMut(Vec<Deadline>) + Send + 'static) -> std::io::Result<Timer> {
     let (sender, receiver) = unbounded::<Message>();
     let shared = Arc::new(Shared {
-      sleep_until: AtomicU64::new(AWAKE),
+      handshake: Handshake::default(),
       epoch: Instant::now(),
       pending: AtomicUsize::new(0),
+      wakes: AtomicUsize::new(0),
     });
     let (thread_receiver, thread_shared) = (receiver.clone(), shared.clone());
     let handle = thread::Builder::new()
@@ -112,24 +111,45 @@ impl Timer {
     })
   }
 
-  /// Schedules `deadline`. Cheap and non-blocking; wakes the thread only if
-  /// this deadline is earlier than the one it sleeps until.
+  /// Schedules `deadline`; wakes the thread if this deadline is earlier
+  /// than the one it sleeps until.
   pub fn add(&self, deadline: Deadline) {
+    if self.schedule(deadline) {
+      self.wake();
+    }
+  }
+
+  /// Sends `deadline` to the thread without waking it: cheap, non-blocking,
+  /// no system call, so callable under a registry lock. True when the
+  /// caller must [`wake`](Timer::wake) the thread (once the lock is gone):
+  /// it sleeps until a later deadline.
+  #[must_use]
+  pub fn schedule(&self, deadline: Deadline) -> bool {
     // The receiver lives as long as any sender: send cannot fail.
     let _ = self.sender.send(Message::Add(deadline));
-    fence(Ordering::SeqCst);
-    let sleep_until = self.shared.sleep_until.load(Ordering::SeqCst);
-    if self.shared.nanos(deadline.at) < sleep_until || self.receiver.len() > BACKLOG {
+    let at = self.shared.nanos(deadline.at);
+    self.shared.handshake.wake_for_add(at) || self.receiver.len() > BACKLOG
+  }
+
+  /// Wakes the thread, to take what [`schedule`](Timer::schedule) sent.
+  pub fn wake(&self) {
+    self.thread.unpark();
+  }
+
+  /// Forgets a deadline (its waiter was notified). Unknown ones are ignored.
+  /// Wakes the thread only if it sleeps until this very deadline (or
+  /// messages pile up).
+  pub fn cancel(&self, at: Instant, id: WaiterId) {
+    let _ = self.sender.send(Message::Cancel { at, id });
+    let sleeps_until_this = self.shared.handshake.wake_for_cancel(self.shared.nanos(at));
+    if sleeps_until_this || self.receiver.len() > BACKLOG {
       self.thread.unpark();
     }
   }
 
-  /// Forgets a deadline (its waiter was notified). Unknown ones are ignored.
-  pub fn cancel(&self, at: Instant, id: WaiterId) {
-    let _ = self.sender.send(Message::Cancel { at, id });
-    if self.receiver.len() > BACKLOG {
-      self.thread.unpark();
-    }
+  /// How many times the thread has come back from parking (for tests).
+  pub fn wakes_for_testing(&self) -> usize {
+    self.shared.wakes.load(Ordering::Relaxed)
   }
 
   /// Deadlines the thread holds now (messages still in flight not counted).
@@ -177,15 +197,15 @@ fn run(receiver: Receiver<Message>, shared: Arc<Shared>, mut on_expire: impl FnM
     }
     let next = deadlines.first_key_value().map(|(&(at, _), _)| at);
     let publish = next.map_or(NO_DEADLINE, |at| shared.nanos(at));
-    shared.sleep_until.store(publish, Ordering::SeqCst);
-    fence(Ordering::SeqCst);
+    shared.handshake.before_park(publish);
     if receiver.is_empty() {
       match next {
-        Some(at) => thread::park_timeout(at.saturating_duration_since(Instant::now()).min(SWEEP)),
+        Some(at) => thread::park_timeout(at.saturating_duration_since(Instant::now())),
         None => thread::park(),
       }
+      shared.wakes.fetch_add(1, Ordering::Relaxed);
     }
-    shared.sleep_until.store(AWAKE, Ordering::SeqCst);
+    shared.handshake.after_park();
     if receiver.is_empty() && Arc::strong_count(&shared) == 1 {
       return; // every Timer handle is gone
     }
@@ -195,7 +215,7 @@ fn run(receiver: Receiver<Message>, shared: Arc<Shared>, mut on_expire: impl FnM
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crossbeam_channel::unbounded;
+  use crossbeam_channel::{unbounded, Receiver, Sender};
   use std::time::Duration;
 
   fn deadline(ms: u64, id: WaiterId, base: Instant) -> Deadline {
@@ -206,14 +226,45 @@ mod tests {
     }
   }
 
+  /// Batches of expired deadlines, with the time each fired.
+  type Batches = Receiver<(Instant, Vec<Deadline>)>;
+
+  /// A timer held at a gate: its first expire call (a deadline due at
+  /// once) blocks until `open` is sent. Meanwhile the thread reads no
+  /// messages, so whatever the test sends before opening is read in one
+  /// go, in order, however slow the machine. Later batches go to the
+  /// returned receiver, with the time they fired.
+  fn gated() -> (Timer, Sender<()>, Batches) {
+    let (tx, rx) = unbounded();
+    let (open, gate) = unbounded::<()>();
+    let (entered, at_gate) = unbounded::<()>();
+    let mut first = true;
+    let timer = Timer::start(move |due| {
+      if std::mem::take(&mut first) {
+        entered.send(()).unwrap();
+        gate.recv().unwrap();
+      } else {
+        tx.send((Instant::now(), due)).unwrap();
+      }
+    })
+    .unwrap();
+    timer.add(Deadline {
+      at: Instant::now(),
+      id: WaiterId::MAX,
+      key: 0,
+    });
+    at_gate.recv().unwrap();
+    (timer, open, rx)
+  }
+
   #[test]
   fn expires_in_deadline_order_and_not_early() {
-    let (tx, rx) = unbounded();
-    let timer = Timer::start(move |due| tx.send((Instant::now(), due)).unwrap()).unwrap();
+    let (timer, open, rx) = gated();
     let base = Instant::now();
     timer.add(deadline(30, 1, base));
     timer.add(deadline(10, 2, base));
     timer.add(deadline(20, 3, base));
+    open.send(()).unwrap();
     let mut order = Vec::new();
     while order.len() < 3 {
       let (when, due) = rx
@@ -230,17 +281,38 @@ mod tests {
 
   #[test]
   fn cancelled_deadline_never_fires_and_leaves_nothing() {
-    let (tx, rx) = unbounded();
-    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
+    let (timer, open, rx) = gated();
     let base = Instant::now();
-    let cancelled = deadline(10, 7, base);
+    // Due at once, and cancelled before the thread reads either message.
+    let cancelled = deadline(0, 7, base);
     timer.add(cancelled);
     timer.cancel(cancelled.at, cancelled.id);
-    timer.add(deadline(40, 8, base));
-    let due = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    timer.add(deadline(10, 8, base));
+    open.send(()).unwrap();
+    let (_, due) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
     assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [8]);
-    assert!(rx.recv_timeout(Duration::from_millis(50)).is_err());
     assert_eq!(timer.pending(), 0);
+  }
+
+  #[test]
+  fn an_idle_thread_sleeps_until_its_first_deadline() {
+    let timer = Timer::start(|_| panic!("nothing may expire")).unwrap();
+    let base = Instant::now();
+    timer.add(deadline(3_600_000, 1, base));
+    while timer.pending() != 1 {
+      std::thread::yield_now();
+    }
+    let before = timer.wakes_for_testing();
+    // A later deadline, added and cancelled, does not wake it either: the
+    // thread reads both messages before its first deadline can fire.
+    let later = deadline(7_200_000, 2, base);
+    timer.add(later);
+    timer.cancel(later.at, later.id);
+    std::thread::sleep(Duration::from_millis(300));
+    // A thread that swept every 50 ms woke 6 times; allow one spurious
+    // wake-up (park may return early).
+    let woke = timer.wakes_for_testing() - before;
+    assert!(woke <= 1, "woke {woke} times in 300 ms with nothing due");
   }
 
   #[test]

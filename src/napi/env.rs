@@ -5,8 +5,10 @@
 //! The state lives in raw N-API instance data (napi-rs's typed accessor
 //! takes a process-wide mutex on every call) and is only ever touched on
 //! the env's own thread: by calls from JS, by the TSFN's call-js, and by the
-//! cleanup hook.
+//! cleanup hook; always through [`EnvCell`], which hands out one `&mut` at
+//! a time, for a closure, never across a call that can run JavaScript.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::{self, NonNull};
@@ -16,11 +18,42 @@ use std::time::Instant;
 use napi::sys;
 
 use super::ffi::{check, Failure, Js, NResult};
-use super::resolver::{create_tsfn, EnvShared, Woken};
-use super::{When, REGISTRY};
+use super::REGISTRY;
+use crate::deadline::When;
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
+use crate::wake::{Cancelled, Mailbox, Signal, Woken};
+
+/// The env's side of the wake-up core's mailbox: its ThreadsafeFunction.
+pub type EnvShared = Mailbox<Tsfn>;
+
+/// An env's ThreadsafeFunction, as the signal of its mailbox.
+#[derive(Clone, Copy)]
+pub struct Tsfn(pub sys::napi_threadsafe_function);
+
+// SAFETY: N-API allows any thread to call a ThreadsafeFunction; the
+// mailbox calls it only under its lock, while open (before the cleanup
+// hook closes it and releases the function).
+unsafe impl Send for Tsfn {}
+// SAFETY: as above.
+unsafe impl Sync for Tsfn {}
+
+impl Signal for Tsfn {
+  fn signal(&self) {
+    // SAFETY: the mailbox signals only while open, under its lock, and the
+    // cleanup hook closes it under that lock before releasing the TSFN; a
+    // non-blocking call may be made from any thread. With an unbounded
+    // queue the only failure is `closing`, which needs no action.
+    let _ = unsafe {
+      sys::napi_call_threadsafe_function(
+        self.0,
+        ptr::null_mut(),
+        sys::ThreadsafeFunctionCallMode::nonblocking,
+      )
+    };
+  }
+}
 
 /// A pending `waitAsync`, owned by its env's thread.
 pub struct Pending {
@@ -89,6 +122,15 @@ pub struct EnvState {
   pub settler: Option<Settler>,
   /// Reused buffer for draining the mailbox.
   pub spare: Vec<Woken>,
+  /// Ids of waiters that `cancel` took back after a notify or a timeout had
+  /// already taken them off their queue: their outcome is on its way to
+  /// this env, for a slot that is free by then. When it arrives, a
+  /// notify's wake-up goes on to the next waiter (resolver.rs
+  /// `settle_all`): the notify counted it and nobody here will see it.
+  pub cancelled: Cancelled,
+  /// Test-only (`failSettleForTesting`): settling the next chunk of
+  /// outcomes fails, as when an N-API call fails there.
+  pub fail_settle_for_testing: bool,
   /// False after `unref()`: pending waiters do not keep the env alive.
   pub keep_alive: bool,
   /// Whether the TSFN is ref'd right now.
@@ -136,6 +178,23 @@ impl EnvState {
     }
   }
 
+  /// Ends this thread's sync wait, if one is under way or just returned
+  /// "ok" unconfirmed, for a caller that will see neither outcome (its JS
+  /// loop was abandoned, or the env is going away): its waiter leaves its
+  /// queue, and the keys of wake-ups it got are returned, for them to go
+  /// on to the next waiters.
+  pub fn abandon_sync_wait(&mut self) -> impl Iterator<Item = usize> {
+    let mut unseen = None;
+    if let Some(sync) = self.sync_wait.take() {
+      // Sync timeouts are taken by the waiting thread itself, so a waiter
+      // gone from its queue was taken by a notify.
+      if REGISTRY.remove(sync.key, sync.id).is_none() {
+        unseen = Some(sync.key);
+      }
+    }
+    unseen.into_iter().chain(self.unseen_wake.take())
+  }
+
   /// Refs the TSFN while there is something pending and keep-alive is on,
   /// unrefs it otherwise. Cheap when nothing changes.
   pub fn update_keep_alive(&mut self) {
@@ -157,48 +216,91 @@ impl EnvState {
   }
 }
 
+/// How the env's TSFN is made (resolver.rs `create_tsfn`): passed in, so
+/// that this module does not depend on the one that settles promises.
+///
+/// # Safety
+/// The cell passed must outlive every call of the TSFN's call-js with a
+/// non-null env.
+pub type CreateTsfn = unsafe fn(Js, *mut EnvCell) -> NResult<sys::napi_threadsafe_function>;
+
 /// Creates this env's state, its TSFN and its cleanup hook (module init).
-pub fn init(js: Js) -> NResult<()> {
+pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
   let env = js.raw();
-  let state = Box::into_raw(Box::new(EnvState {
+  let cell = Box::into_raw(Box::new(EnvCell(RefCell::new(EnvState {
     env,
-    shared: Arc::new(EnvShared::new(ptr::null_mut())),
+    shared: Arc::new(EnvShared::new(Tsfn(ptr::null_mut()))),
     tsfn: ptr::null_mut(),
     pending: Slab::default(),
     buffers: HashMap::default(),
     settler: None,
     spare: Vec::new(),
+    cancelled: Cancelled::default(),
+    fail_settle_for_testing: false,
     keep_alive: true,
     refed: false,
     sync_wait: None,
     unseen_wake: None,
-  }));
-  // SAFETY: state is alive until the cleanup hook frees it, which aborts
+  }))));
+  // SAFETY: cell is alive until the cleanup hook frees it, which aborts
   // the TSFN first.
-  let tsfn = match unsafe { create_tsfn(js, state) } {
+  let tsfn = match unsafe { create_tsfn(js, cell) } {
     Ok(tsfn) => tsfn,
     Err(failure) => {
-      // SAFETY: state came from Box::into_raw above and nothing else has it.
-      drop(unsafe { Box::from_raw(state) });
+      // SAFETY: cell came from Box::into_raw above and nothing else has it.
+      drop(unsafe { Box::from_raw(cell) });
       return Err(failure);
     }
   };
-  // SAFETY: state is a live, exclusively owned allocation.
-  let state_ref = unsafe { &mut *state };
-  state_ref.tsfn = tsfn;
-  state_ref.shared = Arc::new(EnvShared::new(tsfn));
+  // SAFETY: cell is live, and nothing else uses it yet (instance data and
+  // the hook come below; the TSFN is not called before a waiter exists).
+  let cell_ref = unsafe { &*cell };
+  cell_ref.with(|state| {
+    state.tsfn = tsfn;
+    state.shared = Arc::new(EnvShared::new(Tsfn(tsfn)));
+    Ok(())
+  })?;
   // The hook is registered after the TSFN exists, so it runs before
   // N-API's own teardown of it (hooks run in reverse order).
-  // SAFETY: env on its thread; the state pointer is freed only by the hook.
-  check(unsafe { sys::napi_set_instance_data(env, state.cast(), None, ptr::null_mut()) })?;
+  // SAFETY: env on its thread; the cell pointer is freed only by the hook.
+  check(unsafe { sys::napi_set_instance_data(env, cell.cast(), None, ptr::null_mut()) })?;
   // SAFETY: as above.
-  check(unsafe { sys::napi_add_env_cleanup_hook(env, Some(cleanup), state.cast()) })?;
+  check(unsafe { sys::napi_add_env_cleanup_hook(env, Some(cleanup), cell.cast()) })?;
   Ok(())
 }
 
-/// This env's state. The reference must not outlive the current callback
-/// (nor be taken twice in one).
-pub fn state<'a>(js: Js) -> NResult<&'a mut EnvState> {
+/// This env's state, as it sits in the env's instance data and the TSFN's
+/// context. Only the env's own thread touches it, and only through
+/// [`with_state`] / [`EnvCell::with`]: one `&mut EnvState` at a time, for
+/// the length of a closure that cannot keep it. JavaScript may re-enter
+/// the binding from any N-API call that runs it (creating or resolving a
+/// promise runs promise hooks; calling lib/pending.js's `settle` runs
+/// anything), so those calls are made between borrows, never inside one;
+/// should one ever be made inside, the re-entrant call gets an error, not
+/// a second `&mut`.
+pub struct EnvCell(RefCell<EnvState>);
+
+impl EnvCell {
+  /// Runs `f` with this env's state borrowed; an error if it already is
+  /// (a call that re-entered the binding from inside a borrow).
+  pub fn with<T>(&self, f: impl FnOnce(&mut EnvState) -> NResult<T>) -> NResult<T> {
+    let Ok(mut state) = self.0.try_borrow_mut() else {
+      return Err(Failure::Error(
+        "atomics-waitasync: re-entered while its state is in use".into(),
+      ));
+    };
+    f(&mut state)
+  }
+}
+
+/// Runs `f` with the state of the env `js` is for (see [`EnvCell`]).
+pub fn with_state<T>(js: Js, f: impl FnOnce(&mut EnvState) -> NResult<T>) -> NResult<T> {
+  with_env(js, |cell| cell.with(f))
+}
+
+/// Runs `f` with the cell of the env `js` is for, for a call that borrows
+/// the state more than once, with JS running in between (see [`EnvCell`]).
+pub fn with_env<T>(js: Js, f: impl FnOnce(&EnvCell) -> NResult<T>) -> NResult<T> {
   let mut data: *mut c_void = ptr::null_mut();
   // SAFETY: live env on its thread (Js); data is a live local.
   check(unsafe { sys::napi_get_instance_data(js.raw(), &mut data) })?;
@@ -207,9 +309,11 @@ pub fn state<'a>(js: Js) -> NResult<&'a mut EnvState> {
       "atomics-waitasync: this environment is shutting down".into(),
     ));
   }
-  // SAFETY: instance data is our EnvState (set in init) until the hook
-  // clears it; callbacks on this thread never overlap.
-  Ok(unsafe { &mut *data.cast::<EnvState>() })
+  // SAFETY: instance data is our EnvCell (set in init) until the cleanup
+  // hook clears it, and the hook does not run while a call from JS (this
+  // one) is under way; the shared reference does not outlive this call.
+  let cell = unsafe { &*data.cast::<EnvCell>() };
+  f(cell)
 }
 
 /// Env cleanup hook (worker exit or terminate, env teardown): drops every
@@ -219,24 +323,28 @@ pub fn state<'a>(js: Js) -> NResult<&'a mut EnvState> {
 /// # Safety
 /// Called by N-API once, on the env's thread, with the pointer from `init`.
 unsafe extern "C" fn cleanup(arg: *mut c_void) {
-  let state = arg.cast::<EnvState>();
+  let cell = arg.cast::<EnvCell>();
   let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-    // SAFETY: arg is the Box<EnvState> from init, freed only here.
-    let state = unsafe { Box::from_raw(state) };
+    // SAFETY: arg is the Box<EnvCell> from init, freed only here; N-API
+    // runs cleanup hooks when no call from JS is under way, so nothing
+    // borrows it.
+    let cell = unsafe { Box::from_raw(cell) };
+    let state = cell.0.into_inner();
     // SAFETY: cleanup hooks run on the env's thread while it is still live.
     let js = unsafe { Js::new(state.env) };
     // SAFETY: as above; clearing our own instance data, so that a late
     // call from JS finds no state instead of a freed one.
     let _ =
       unsafe { sys::napi_set_instance_data(js.raw(), ptr::null_mut(), None, ptr::null_mut()) };
-    teardown(js, *state);
+    teardown(js, state);
   }));
 }
 
 fn teardown(js: Js, mut state: EnvState) {
   // Close first: from here on no thread calls the TSFN, and a notify that
   // takes one of this env's waiters passes the wake-up on (mod.rs deliver).
-  let (tsfn, undelivered) = state.shared.close();
+  let undelivered = state.shared.close();
+  let tsfn = state.tsfn;
   // SAFETY: the TSFN is ours and released once; abort makes N-API drop
   // queued calls (our call-js then sees a null env).
   let _ = unsafe {
@@ -259,13 +367,6 @@ fn teardown(js: Js, mut state: EnvState) {
   // a sync wait that returned "ok" but was terminated at its interrupt
   // point. They go to the next waiters (this env's own are gone by now).
   let mut unseen: Vec<usize> = undelivered.iter().filter_map(Woken::unseen_key).collect();
-  if let Some(sync) = state.sync_wait.take() {
-    // Sync timeouts are taken by the waiting thread itself, so a waiter
-    // gone from its queue was taken by a notify.
-    if REGISTRY.remove(sync.key, sync.id).is_none() {
-      unseen.push(sync.key);
-    }
-  }
-  unseen.extend(state.unseen_wake.take());
+  unseen.extend(state.abandon_sync_wait());
   super::pass_on(unseen);
 }

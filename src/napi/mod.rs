@@ -23,8 +23,8 @@ mod ffi;
 mod memory;
 mod resolver;
 
-use std::num::NonZeroU64;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,24 +33,19 @@ use napi::sys;
 use napi_derive::napi;
 use once_cell::sync::{Lazy, OnceCell};
 
+use self::env::Tsfn;
 use self::env::{Pending, Promise, Settler, SyncWait};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
 use self::memory::{expected, holds, locate};
-use self::resolver::{EnvShared, Settled, Woken};
+use crate::deadline::{deadline_after, When};
 use crate::parker::{ParkState, Parker};
 use crate::registry::{Enqueued, Registry, WaiterId};
 use crate::timer::{Deadline, Timer};
+use crate::wake::{self, Settled};
 
-/// What a queue entry is: a parked thread, or an env's pending promise.
-pub enum Waiter {
-  Sync(Arc<Parker>),
-  Async {
-    env: Arc<EnvShared>,
-    /// Index of its `Pending` in the env's slab.
-    slot: u32,
-    deadline: Option<When>,
-  },
-}
+/// What a queue entry is: a parked thread, or an env's pending promise
+/// (the wake-up core's waiter, with this layer's parts).
+pub type Waiter = wake::Waiter<Tsfn, Parker, When>;
 
 /// The process-wide registry: shared by every env (main thread and workers),
 /// so that any thread's notify finds any thread's waiters.
@@ -58,13 +53,26 @@ pub static REGISTRY: Lazy<Registry<Waiter>> = Lazy::new(Registry::new);
 
 static TIMER: OnceCell<Timer> = OnceCell::new();
 
-/// The notifier thread, started on first use.
-fn timer() -> &'static Timer {
-  TIMER.get_or_init(|| {
+/// Test-only (`failNotifierStartForTesting`): starting the notifier thread
+/// fails, as when the system cannot make another thread.
+static FAIL_NOTIFIER_START_FOR_TESTING: AtomicBool = AtomicBool::new(false);
+
+/// The notifier thread, started on first use; an error when it cannot be.
+/// Call it before taking any registry lock: starting spawns a thread.
+fn timer() -> NResult<&'static Timer> {
+  TIMER.get_or_try_init(|| {
+    let cannot = |why: String| {
+      Failure::Error(format!(
+        "atomics-waitasync: cannot start the notifier thread: {why}"
+      ))
+    };
+    if FAIL_NOTIFIER_START_FOR_TESTING.load(Ordering::Relaxed) {
+      return Err(cannot("failNotifierStartForTesting".into()));
+    }
     // The thread outlives any one env; keep this image mapped even if the
     // env that loaded it unloads it.
     napi::bindgen_prelude::retain_current_module_for_unload_safety();
-    Timer::start(expire).expect("atomics-waitasync: cannot start the notifier thread")
+    Timer::start(expire).map_err(|error| cannot(error.to_string()))
   })
 }
 
@@ -85,96 +93,21 @@ const SYNC_SLICE: Duration = Duration::from_millis(10);
 /// The largest slot a pending `waitAsync` may have (see `wait_async`).
 const MAX_SLOT: u32 = (1 << 31) - 1;
 
-/// Timeouts above this (~31 years) are treated as +Infinity.
-const MAX_TIMEOUT_MS: f64 = 1e12;
-
-fn deadline_after(timeout_ms: f64) -> Option<Instant> {
-  if timeout_ms.is_finite() && timeout_ms <= MAX_TIMEOUT_MS {
-    Instant::now().checked_add(Duration::from_secs_f64(timeout_ms.max(0.0) / 1000.0))
-  } else {
-    None
-  }
-}
-
-/// The origin of [`When`].
-static EPOCH: Lazy<Instant> = Lazy::new(Instant::now);
-
-/// An async waiter's deadline in 8 bytes (an `Option<Instant>` takes 16):
-/// nanoseconds since [`EPOCH`], plus one. Every waiter carries one, in the
-/// registry and in its env's slab, and converting back always gives the
-/// same `Instant`, so the notifier's add and cancel agree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct When(NonZeroU64);
-
-impl When {
-  fn after(timeout_ms: f64) -> Option<When> {
-    let at = deadline_after(timeout_ms)?;
-    let nanos = at.saturating_duration_since(*EPOCH).as_nanos();
-    Some(When(NonZeroU64::new(
-      u64::try_from(nanos).ok()?.checked_add(1)?,
-    )?))
-  }
-
-  fn instant(self) -> Instant {
-    *EPOCH + Duration::from_nanos(self.0.get() - 1)
-  }
-}
-
-/// Wakes waiters taken off their queues, after the registry lock is gone:
-/// unparks sync ones, and hands async ones to their envs, one batch per env
-/// run. Each comes with the key it was queued on.
+/// Wakes waiters taken off their queues (see `crate::wake::wake`).
 fn wake(woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>, how: Settled) {
-  let mut batch: Vec<Woken> = Vec::new();
-  let mut batch_env: Option<Arc<EnvShared>> = None;
-  for (key, id, waiter) in woken {
-    match waiter {
-      Waiter::Sync(parker) => parker.unpark(),
-      Waiter::Async {
-        env,
-        slot,
-        deadline,
-      } => {
-        if how == Settled::Woken {
-          if let Some(at) = deadline {
-            timer().cancel(at.instant(), id);
-          }
-        }
-        if let Some(current) = &batch_env {
-          if !Arc::ptr_eq(current, &env) {
-            deliver(current, &batch);
-            batch.clear();
-            batch_env = Some(env);
-          }
-        } else {
-          batch_env = Some(env);
-        }
-        batch.push(Woken { slot, id, key, how });
-      }
-    }
-  }
-  if let Some(current) = batch_env {
-    deliver(current.as_ref(), &batch);
-  }
+  wake::wake(&REGISTRY, &cancel_deadline, woken, how);
 }
 
-/// Hands a batch to its env; if the env is going away, its notified
-/// waiters' wake-ups go on to the next waiters instead.
-fn deliver(env: &EnvShared, batch: &[Woken]) {
-  if !env.deliver(batch) {
-    pass_on(batch.iter().filter_map(Woken::unseen_key));
-  }
-}
-
-/// Wake-ups that a notify counted but that their waiter's thread will never
-/// see (it is being terminated or is exiting): each goes to the next waiter
-/// on the same key, if there is one, as if the dead waiter had never been
-/// queued. Native Atomics lose these (Node 20, a worker terminated while
-/// blocked, then a notify: the next waiter sleeps on); a lock whose unlock
-/// wakes a dying thread would leave its other waiters asleep.
+/// Passes on wake-ups nobody will see (see `crate::wake::pass_on`).
 pub fn pass_on(keys: impl IntoIterator<Item = usize>) {
-  for key in keys {
-    let next = REGISTRY.dequeue(key, 1);
-    wake(next.into_iter().map(|(id, w)| (key, id, w)), Settled::Woken);
+  wake::pass_on(&REGISTRY, &cancel_deadline, keys);
+}
+
+/// A notified waiter's deadline goes. (A waiter with a deadline exists
+/// only once the timer does.)
+fn cancel_deadline(at: When, id: WaiterId) {
+  if let Some(timer) = TIMER.get() {
+    timer.cancel(at.instant(), id);
   }
 }
 
@@ -207,7 +140,6 @@ fn wait_async(
   js: Js,
   [array, index, value, timeout]: [sys::napi_value; 4],
 ) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
   let location = locate(js, array, js.f64(index)?)?;
   let want = expected(js, &location, value)?;
   let timeout_ms = timeout_ms(js, timeout)?;
@@ -223,23 +155,63 @@ fn wait_async(
     return js.number(code::TIMED_OUT);
   }
   let deadline = When::after(timeout_ms);
-  // The promise: made here as a deferred, or by lib/pending.js once this
-  // returns the slot (see `env::Promise`).
-  let (promise, deferred_promise) = if state.settler.is_some() {
-    (Promise::InJs, None)
-  } else {
-    let (deferred, promise) = js.create_promise()?;
-    if let Err(failure) = state.hold_buffer(js, location.buffer_base, location.buffer) {
-      js.resolve(deferred, js.undefined()?)?;
-      return Err(failure);
-    }
-    let Some(deferred) = NonNull::new(deferred) else {
-      return Err(Failure::Error("atomics-waitasync: no deferred".into()));
-    };
-    let buffer = location.buffer_base;
-    (Promise::Deferred { deferred, buffer }, Some(promise))
+  // Started here, before any lock, if this is the first deadline.
+  let timer = match deadline {
+    Some(_) => Some(timer()?),
+    None => None,
   };
-  let key = location.key;
+  env::with_env(js, |cell| {
+    // The promise: made here as a deferred, or by lib/pending.js once this
+    // returns the slot (see `env::Promise`). Making it runs promise hooks,
+    // which may call back in: the state is not borrowed meanwhile.
+    let in_js = cell.with(|state| Ok(state.settler.is_some()))?;
+    let made = if in_js {
+      None
+    } else {
+      let (deferred, promise) = js.create_promise()?;
+      let Some(deferred) = NonNull::new(deferred) else {
+        return Err(Failure::Error("atomics-waitasync: no deferred".into()));
+      };
+      Some((deferred, promise))
+    };
+    let mut conclude = None;
+    let queued = cell.with(|state| {
+      let promise = match made {
+        Some((deferred, _)) => {
+          if let Err(failure) = state.hold_buffer(js, location.buffer_base, location.buffer) {
+            conclude = Some(deferred);
+            return Err(failure);
+          }
+          let buffer = location.buffer_base;
+          Promise::Deferred { deferred, buffer }
+        }
+        None => Promise::InJs,
+      };
+      let waiter = (location.key, deadline, timer, promise);
+      enqueue_async(js, state, waiter, still_expected, &mut conclude)
+    });
+    if let Some(deferred) = conclude {
+      conclude_deferred(js, deferred);
+    }
+    match (queued?, made) {
+      (None, _) => js.number(code::NOT_EQUAL),
+      (Some(_), Some((_, promise))) => Ok(promise),
+      (Some(slot), None) => js.number(-1.0 - f64::from(slot)),
+    }
+  })
+}
+
+/// DoWait 22-28 for `waitAsync`: records the waiter in the env's slab and
+/// queues it, if the value still holds; its slot, or `None` for
+/// "not-equal". A deferred that must be concluded (a failure, or the value
+/// changed) is left in `conclude`, for after the state is released.
+fn enqueue_async(
+  js: Js,
+  state: &mut env::EnvState,
+  (key, deadline, timer, promise): (usize, Option<When>, Option<&Timer>, Promise),
+  still_expected: impl FnOnce() -> bool,
+  conclude: &mut Option<NonNull<sys::napi_deferred__>>,
+) -> NResult<Option<u32>> {
   let slot = state.pending.insert(Pending {
     id: 0,
     key,
@@ -249,18 +221,20 @@ fn wait_async(
   if slot > MAX_SLOT {
     // lib/pending.js reads outcomes as `slot << 1 | timed_out` in a u32.
     // (2^31 pending waiters would take hundreds of GB first.)
-    discard(js, state, slot);
+    *conclude = discard(js, state, slot);
     return Err(Failure::Range(
       "atomics-waitasync: too many pending waits".into(),
     ));
   }
-  // DoWait 22-28: enqueue at the tail, under the bucket lock, if the value
-  // still holds. The deadline goes to the notifier thread under that same
-  // lock, so its add precedes any notify's cancel.
+  // Enqueue at the tail, under the bucket lock, if the value still holds.
+  // The deadline goes to the notifier thread under that same lock, so its
+  // add precedes any notify's cancel; waking the thread for it (a system
+  // call) waits until the lock is released.
   let shared = &state.shared;
+  let mut wake_timer = false;
   let enqueued = REGISTRY.enqueue_if(key, still_expected, |id| {
-    if let Some(at) = deadline {
-      timer().add(Deadline {
+    if let (Some(at), Some(timer)) = (deadline, timer) {
+      wake_timer = timer.schedule(Deadline {
         at: at.instant(),
         id,
         key,
@@ -272,6 +246,9 @@ fn wait_async(
       deadline,
     }
   });
+  if let (true, Some(timer)) = (wake_timer, timer) {
+    timer.wake();
+  }
   match enqueued {
     Enqueued::Queued(id) => {
       if let Some(pending) = state.pending.get_mut(slot) {
@@ -280,28 +257,33 @@ fn wait_async(
     }
     Enqueued::NotEqual => {
       // The value changed between the two reads.
-      discard(js, state, slot);
-      return js.number(code::NOT_EQUAL);
+      *conclude = discard(js, state, slot);
+      return Ok(None);
     }
   }
   state.update_keep_alive();
-  match deferred_promise {
-    Some(promise) => Ok(promise),
-    None => js.number(-1.0 - f64::from(slot)),
-  }
+  Ok(Some(slot))
 }
 
 /// Frees `slot`, which holds a waiter no promise was handed out for (or one
-/// taken back), concluding its deferred, if it has one, so that it is freed.
-fn discard(js: Js, state: &mut env::EnvState, slot: u32) {
-  let Some(pending) = state.pending.take(slot) else {
-    return;
-  };
-  if let Promise::Deferred { deferred, buffer } = pending.promise {
-    state.release_buffer(js, buffer);
-    if let Ok(undefined) = js.undefined() {
-      let _ = js.resolve(deferred.as_ptr(), undefined);
+/// taken back), and its buffer; returns its deferred, if it has one, which
+/// the caller concludes ([`conclude_deferred`]) once the state is released.
+fn discard(js: Js, state: &mut env::EnvState, slot: u32) -> Option<NonNull<sys::napi_deferred__>> {
+  let pending = state.pending.take(slot)?;
+  match pending.promise {
+    Promise::Deferred { deferred, buffer } => {
+      state.release_buffer(js, buffer);
+      Some(deferred)
     }
+    Promise::InJs => None,
+  }
+}
+
+/// Resolves a deferred nobody holds the promise of, so that it is freed.
+/// Runs promise hooks: call it with the env state not borrowed.
+fn conclude_deferred(js: Js, deferred: NonNull<sys::napi_deferred__>) {
+  if let Ok(undefined) = js.undefined() {
+    let _ = js.resolve(deferred.as_ptr(), undefined);
   }
 }
 
@@ -313,26 +295,38 @@ pub fn withdraw(pending: &Pending) -> bool {
     return false;
   }
   if let Some(at) = pending.deadline {
-    timer().cancel(at.instant(), pending.id);
+    cancel_deadline(at, pending.id);
   }
   true
 }
 
 /// `cancel(slot)`: takes a queued `waitAsync` back (lib/pending.js, when it
 /// could not make the promise). A waiter a notify took first is already
-/// counted; its outcome arrives for a free slot and is dropped.
+/// counted: its outcome is on its way, and its wake-up goes on to the next
+/// waiter when it arrives (see `EnvState::cancelled`).
 fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
   let slot = js.f64(slot)?;
   if !(0.0..=f64::from(u32::MAX)).contains(&slot) || slot.fract() != 0.0 {
     return Err(Failure::Range(format!("slot {slot} is out of range")));
   }
   let slot = slot as u32;
-  if let Some(pending) = state.pending.get_mut(slot) {
-    withdraw(pending);
-    discard(js, state, slot);
+  let conclude = env::with_state(js, |state| {
+    let mut conclude = None;
+    if let Some(pending) = state.pending.get_mut(slot) {
+      let (key, id, deadline) = (pending.key, pending.id, pending.deadline);
+      if state.cancelled.withdraw(&REGISTRY, key, id).is_some() {
+        if let Some(at) = deadline {
+          cancel_deadline(at, id);
+        }
+      }
+      conclude = discard(js, state, slot);
+    }
+    state.update_keep_alive();
+    Ok(conclude)
+  })?;
+  if let Some(deferred) = conclude {
+    conclude_deferred(js, deferred);
   }
-  state.update_keep_alive();
   js.undefined()
 }
 
@@ -340,11 +334,11 @@ fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
 /// Uint32Array it reads outcomes from. Once per env: a second JS side
 /// would strand the first one's promises.
 fn set_settler(js: Js, [function, outcomes]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
-  if state.settler.is_some() {
-    return Err(Failure::Error(
-      "atomics-waitasync: setSettler was already called in this environment".into(),
-    ));
+  let already = || {
+    Failure::Error("atomics-waitasync: setSettler was already called in this environment".into())
+  };
+  if env::with_state(js, |state| Ok(state.settler.is_some()))? {
+    return Err(already());
   }
   if !js.is_function(function)? {
     return Err(Failure::Type("settle must be a function".into()));
@@ -364,7 +358,18 @@ fn set_settler(js: Js, [function, outcomes]: [sys::napi_value; 2]) -> NResult<sy
       return Err(failure);
     }
   };
-  state.settler = Some(Settler { function, outcomes });
+  let set = env::with_state(js, |state| {
+    if state.settler.is_some() {
+      return Err(already());
+    }
+    state.settler = Some(Settler { function, outcomes });
+    Ok(())
+  });
+  if let Err(failure) = set {
+    js.delete_reference(function);
+    js.delete_reference(outcomes);
+    return Err(failure);
+  }
   js.undefined()
 }
 
@@ -391,48 +396,49 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
 /// `wait(typedArray, index, value, timeoutMs)` → `code::*`. Blocks for at
 /// most one slice; `code::PENDING` means "call `waitContinue()`".
 fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
   let location = locate(js, array, js.f64(index)?)?;
   let want = expected(js, &location, value)?;
   let timeout_ms = timeout_ms(js, timeout)?;
-  if let Some(stale) = state.sync_wait.take() {
-    // Only possible if a previous wait's JS loop was abandoned.
-    let _ = REGISTRY.remove(stale.key, stale.id);
-  }
-  // A new wait: the caller got past the last one.
-  state.unseen_wake = None;
-  let parker = Arc::new(Parker::new());
-  // SAFETY: `array`, a JS argument of this call, roots the buffer.
-  let still_expected = || unsafe { holds(&location, want) };
-  let enqueued = REGISTRY.enqueue_if(location.key, still_expected, |_| {
-    Waiter::Sync(parker.clone())
-  });
-  let Enqueued::Queued(id) = enqueued else {
-    return js.number(code::NOT_EQUAL);
-  };
-  let deadline = if timeout_ms == 0.0 {
-    Some(Instant::now())
-  } else {
-    deadline_after(timeout_ms)
-  };
-  state.sync_wait = Some(SyncWait {
-    key: location.key,
-    id,
-    parker,
-    deadline,
-  });
-  js.number(park_slice(state))
+  let code = env::with_state(js, |state| {
+    // Only if a previous wait's JS loop was abandoned and `waitAbandon`
+    // could not say so.
+    pass_on(state.abandon_sync_wait());
+    let parker = Arc::new(Parker::new());
+    // SAFETY: `array`, a JS argument of this call, roots the buffer.
+    let still_expected = || unsafe { holds(&location, want) };
+    let enqueued = REGISTRY.enqueue_if(location.key, still_expected, |_| {
+      Waiter::Sync(parker.clone())
+    });
+    let Enqueued::Queued(id) = enqueued else {
+      return Ok(code::NOT_EQUAL);
+    };
+    let deadline = if timeout_ms == 0.0 {
+      Some(Instant::now())
+    } else {
+      deadline_after(timeout_ms)
+    };
+    state.sync_wait = Some(SyncWait {
+      key: location.key,
+      id,
+      parker,
+      deadline,
+    });
+    Ok(park_slice(state))
+  })?;
+  js.number(code)
 }
 
 /// `waitContinue()` → `code::*`: the next slice of this thread's sync wait.
 fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
-  if state.sync_wait.is_none() {
-    return Err(Failure::Error(
-      "atomics-waitasync: no wait in progress".into(),
-    ));
-  }
-  js.number(park_slice(state))
+  let code = env::with_state(js, |state| {
+    if state.sync_wait.is_none() {
+      return Err(Failure::Error(
+        "atomics-waitasync: no wait in progress".into(),
+      ));
+    }
+    Ok(park_slice(state))
+  })?;
+  js.number(code)
 }
 
 /// Parks for one slice of the current sync wait and says how it stands.
@@ -468,29 +474,65 @@ fn park_slice(state: &mut env::EnvState) -> f64 {
 /// interrupt point, so its wake-up reached the caller (see
 /// `EnvState::unseen_wake`).
 fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  env::state(js)?.unseen_wake = None;
+  env::with_state(js, |state| {
+    state.unseen_wake = None;
+    Ok(())
+  })?;
+  js.undefined()
+}
+
+/// `waitAbandon()`: the JS loop of this thread's sync wait ended with an
+/// exception, so its caller sees neither "ok" nor "timed-out": the waiter
+/// leaves its queue, and a wake-up it already got goes on to the next
+/// waiter (see `EnvState::abandon_sync_wait`).
+fn wait_abandon(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  env::with_state(js, |state| {
+    pass_on(state.abandon_sync_wait());
+    Ok(())
+  })?;
   js.undefined()
 }
 
 /// `setKeepAlive(bool)`: whether this env's pending waits keep it alive.
 fn set_keep_alive(js: Js, [flag]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
-  state.keep_alive = js.bool(flag)?;
-  state.update_keep_alive();
+  let flag = js.bool(flag)?;
+  env::with_state(js, |state| {
+    state.keep_alive = flag;
+    state.update_keep_alive();
+    Ok(())
+  })?;
   js.undefined()
 }
 
 /// Test-only counts: `[registry waiters on (array, index) or in all,
 /// this env's pending async waiters, deadlines held by the notifier]`.
 fn counts_for_testing(js: Js, [array, index]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
-  let state = env::state(js)?;
+  let pending = env::with_state(js, |state| Ok(state.pending.len()))?;
   let waiters = if js.is_object(array)? {
     REGISTRY.waiters_on(locate(js, array, js.f64(index)?)?.key)
   } else {
     REGISTRY.len()
   };
   let timers = TIMER.get().map_or(0, Timer::pending);
-  js.numbers(&[waiters as f64, state.pending.len() as f64, timers as f64])
+  js.numbers(&[waiters as f64, pending as f64, timers as f64])
+}
+
+/// Test-only: settling the next chunk of outcomes in this env fails after
+/// its waiters left the slab, as when an N-API call fails there (the env is
+/// dying, say).
+fn fail_settle_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  env::with_state(js, |state| {
+    state.fail_settle_for_testing = true;
+    Ok(())
+  })?;
+  js.undefined()
+}
+
+/// Test-only: from now on, starting the notifier thread fails (it starts
+/// on the first waitAsync with a finite timeout).
+fn fail_notifier_start_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  FAIL_NOTIFIER_START_FOR_TESTING.store(true, Ordering::Relaxed);
+  js.undefined()
 }
 
 /// Test-only: panics inside a callback, to show that a panic in the addon
@@ -515,12 +557,15 @@ callbacks! {
   js_wait => wait;
   js_wait_continue => wait_continue;
   js_wait_done => wait_done;
+  js_wait_abandon => wait_abandon;
   js_notify => notify;
   js_set_keep_alive => set_keep_alive;
   js_cancel => cancel;
   js_set_settler => set_settler;
   js_counts_for_testing => counts_for_testing;
   js_panic_for_testing => panic_for_testing;
+  js_fail_settle_for_testing => fail_settle_for_testing;
+  js_fail_notifier_start_for_testing => fail_notifier_start_for_testing;
 }
 
 /// Per env: creates its state, then the binding's functions.
@@ -529,18 +574,24 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   // SAFETY: module init runs on the env's thread with a live env.
   let js = unsafe { Js::new(env.raw()) };
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
-  env::init(js).map_err(to_napi)?;
-  let functions: [(&str, Callback); 10] = [
+  env::init(js, resolver::create_tsfn).map_err(to_napi)?;
+  let functions: [(&str, Callback); 13] = [
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
     ("waitDone", js_wait_done),
+    ("waitAbandon", js_wait_abandon),
     ("notify", js_notify),
     ("setKeepAlive", js_set_keep_alive),
     ("cancel", js_cancel),
     ("setSettler", js_set_settler),
     ("countsForTesting", js_counts_for_testing),
     ("panicForTesting", js_panic_for_testing),
+    ("failSettleForTesting", js_fail_settle_for_testing),
+    (
+      "failNotifierStartForTesting",
+      js_fail_notifier_start_for_testing,
+    ),
   ];
   for (name, callback) in functions {
     js.set_function(exports.raw(), name, callback)
@@ -553,6 +604,5 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
 // id) and one `Pending` in its env's slab: their size is most of what a
 // waiter costs outside the JS heap. (Checked at build time: this module is
 // not compiled for `cargo test`.)
-const _: () = assert!(std::mem::size_of::<Option<When>>() == 8);
 const _: () = assert!(std::mem::size_of::<Waiter>() <= 24);
 const _: () = assert!(std::mem::size_of::<Pending>() <= 40);

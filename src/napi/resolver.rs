@@ -9,123 +9,20 @@
 //! waiter woken before the env's thread gets round to it is settled in one
 //! call (v8 likewise keeps a per-isolate resolve list and posts one task).
 //!
-//! The mailbox mutex also guards the TSFN's life: the env cleanup hook marks
-//! the mailbox closed under it before releasing the TSFN, and callers only
-//! call the TSFN under it while it is open, so no thread ever calls a
+//! The mailbox is the wake-up core's (`crate::wake::Mailbox`), with the
+//! TSFN as its signal. Its mutex also guards the TSFN's life: the env
+//! cleanup hook closes the mailbox under it before releasing the TSFN, and
+//! the mailbox only signals under it while open, so no thread ever calls a
 //! released TSFN. `Closing` during teardown is expected and skipped.
 
 use std::ffi::c_void;
 use std::ptr;
 
 use napi::sys;
-use parking_lot::Mutex;
 
-use super::env::{EnvState, Pending, Promise};
-use super::ffi::{check, Js, NResult};
-use crate::registry::WaiterId;
-
-/// How an async wait ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Settled {
-  Woken,
-  TimedOut,
-}
-
-/// A waiter taken off its queue, on its way to its env's thread: its slot
-/// in the env's `pending` slab, its registry id (the slot may hold a later
-/// waiter by the time this arrives, if the first was cancelled), and how.
-#[derive(Debug, Clone, Copy)]
-pub struct Woken {
-  pub slot: u32,
-  pub id: WaiterId,
-  /// The key it was queued on: where its wake-up goes on if its env dies
-  /// before settling it.
-  pub key: usize,
-  pub how: Settled,
-}
-
-impl Woken {
-  /// Where this wake-up goes if its thread never sees it (see
-  /// `mod.rs pass_on`): its key, for a notify's; none for a timeout's,
-  /// which was meant for nobody else.
-  pub fn unseen_key(&self) -> Option<usize> {
-    (self.how == Settled::Woken).then_some(self.key)
-  }
-}
-
-/// The part of an env that other threads touch: its mailbox.
-pub struct EnvShared {
-  mailbox: Mutex<Mailbox>,
-}
-
-struct Mailbox {
-  /// Set once, by the env cleanup hook; after that nothing is delivered.
-  closed: bool,
-  tsfn: sys::napi_threadsafe_function,
-  /// Waiters taken off their queues, not yet settled on the env's thread.
-  woken: Vec<Woken>,
-}
-
-// SAFETY: the only raw pointer is the TSFN handle, which N-API allows any
-// thread to call; it is used only under the mailbox mutex, while open.
-unsafe impl Send for EnvShared {}
-// SAFETY: as above; all state is behind the mutex.
-unsafe impl Sync for EnvShared {}
-
-impl EnvShared {
-  pub fn new(tsfn: sys::napi_threadsafe_function) -> Self {
-    EnvShared {
-      mailbox: Mutex::new(Mailbox {
-        closed: false,
-        tsfn,
-        woken: Vec::new(),
-      }),
-    }
-  }
-
-  /// Hands settled waiters to the env's thread. Callable from any thread.
-  /// False when the env is going away and took nothing: the caller passes
-  /// the wake-ups on.
-  #[must_use]
-  pub fn deliver(&self, batch: &[Woken]) -> bool {
-    if batch.is_empty() {
-      return true;
-    }
-    let mut mailbox = self.mailbox.lock();
-    if mailbox.closed {
-      return false;
-    }
-    let was_empty = mailbox.woken.is_empty();
-    mailbox.woken.extend_from_slice(batch);
-    if was_empty {
-      // SAFETY: the TSFN is open (not closed under this same lock), and
-      // a non-blocking call may be made from any thread. With an unbounded
-      // queue the only failure is `closing`, which needs no action.
-      let _ = unsafe {
-        sys::napi_call_threadsafe_function(
-          mailbox.tsfn,
-          ptr::null_mut(),
-          sys::ThreadsafeFunctionCallMode::nonblocking,
-        )
-      };
-    }
-    true
-  }
-
-  /// Moves the mailbox's contents into `into` (which must be empty).
-  fn drain_into(&self, into: &mut Vec<Woken>) {
-    let mut mailbox = self.mailbox.lock();
-    std::mem::swap(&mut mailbox.woken, into);
-  }
-
-  /// Closes the mailbox; returns the TSFN for the caller to release, and
-  /// what was delivered but never settled.
-  pub fn close(&self) -> (sys::napi_threadsafe_function, Vec<Woken>) {
-    let mut mailbox = self.mailbox.lock();
-    mailbox.closed = true;
-    (mailbox.tsfn, std::mem::take(&mut mailbox.woken))
-  }
-}
+use super::env::{EnvCell, EnvState, Pending, Promise};
+use super::ffi::{check, Failure, Js, NResult};
+use crate::wake::{Settled, Woken};
 
 /// Creates the env's TSFN, unref'd: it is ref'd only while the env has
 /// pending async waiters (see `EnvState::update_keep_alive`).
@@ -134,7 +31,7 @@ impl EnvShared {
 /// `state` points to the env's state, which outlives every call of
 /// [`settle`] with a non-null env (it is freed by the cleanup hook, after
 /// the TSFN is aborted).
-pub unsafe fn create_tsfn(js: Js, state: *mut EnvState) -> NResult<sys::napi_threadsafe_function> {
+pub unsafe fn create_tsfn(js: Js, state: *mut EnvCell) -> NResult<sys::napi_threadsafe_function> {
   let name = js.latin1("atomics-waitasync")?;
   let mut tsfn = ptr::null_mut();
   // SAFETY: live env on its thread; no JS function is given, so call_js_cb
@@ -178,11 +75,12 @@ unsafe extern "C" fn settle(
   let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
     // SAFETY: with a non-null env the cleanup hook has not run (it aborts
     // the TSFN first, after which call-js only sees a null env), so the
-    // state is alive; it is only touched on this thread.
-    let state = unsafe { &mut *context.cast::<EnvState>() };
+    // cell is alive; it is only touched on this thread, through
+    // `EnvCell::with`, and the shared reference ends with this call.
+    let cell = unsafe { &*context.cast::<EnvCell>() };
     // SAFETY: N-API runs call-js on the env's thread with a live env.
     let js = unsafe { Js::new(env) };
-    settle_all(js, state);
+    let _ = settle_all(js, cell);
   }));
 }
 
@@ -190,40 +88,149 @@ unsafe extern "C" fn settle(
 /// call to lib/pending.js's `settle`.
 pub const SCOPE_CHUNK: usize = 256;
 
-fn settle_all(js: Js, state: &mut EnvState) {
-  let mut woken = std::mem::take(&mut state.spare);
-  state.shared.drain_into(&mut woken);
+fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
+  let mut woken = cell.with(|state| {
+    let mut woken = std::mem::take(&mut state.spare);
+    state.shared.drain_into(&mut woken);
+    Ok(woken)
+  })?;
+  // Wake-ups of cancelled waiters (see `EnvState::cancelled`): empty, so
+  // free, unless there are some.
+  let mut unseen = Vec::new();
   for chunk in woken.chunks(SCOPE_CHUNK) {
-    // Slots are freed chunk by chunk, each just before JS settles it, so a
-    // slot is never reused while JS still holds it.
-    let mut taken = [None; SCOPE_CHUNK];
-    for (woken, taken) in chunk.iter().zip(&mut taken) {
-      *taken = take_pending(state, woken).map(|pending| (woken, pending.promise));
+    let mut taken = Unsettled::new();
+    let how = cell.with(|state| {
+      for woken in chunk {
+        match state.pending.get_mut(woken.slot) {
+          Some(pending) if pending.id == woken.id => taken.push(*woken, pending.promise),
+          _ => {
+            if state.cancelled.arrived(woken.id) {
+              unseen.extend(woken.unseen_key());
+            }
+          }
+        }
+      }
+      Ok(HowToSettle {
+        settler: state.settler.as_ref().map(|s| (s.function, s.outcomes)),
+        fail_for_testing: std::mem::take(&mut state.fail_settle_for_testing),
+      })
+    });
+    // JS runs in here (promise hooks, lib/pending.js), with the state not
+    // borrowed, and may call the binding. The chunk's waiters keep their
+    // slots until it is done, so a waiter it queues gets a slot of its own
+    // (an old outcome must never reach a new waiter in a reused slot).
+    // An error means the env is dying under us: what is left in `taken`
+    // goes on when it is dropped.
+    if let Ok(how) = how {
+      let _ = js.scoped(|| settle_chunk(js, how, &mut taken));
     }
-    // An error here means the env is dying under us; its slots are free,
-    // so at least its counts and keep-alive stay true.
-    let _ = js.scoped(|| settle_chunk(js, state, &taken));
+    // Now the slots are free (and so, at least, the counts and keep-alive
+    // stay true).
+    let _ = cell.with(|state| {
+      for woken in chunk {
+        if let Some(pending) = take_pending(state, woken) {
+          if let Promise::Deferred { buffer, .. } = pending.promise {
+            state.release_buffer(js, buffer);
+          }
+        }
+      }
+      Ok(())
+    });
   }
   woken.clear();
-  state.spare = woken;
-  state.update_keep_alive();
+  cell.with(|state| {
+    state.spare = woken;
+    state.update_keep_alive();
+    Ok(())
+  })?;
+  if !unseen.is_empty() {
+    super::pass_on(unseen);
+  }
+  Ok(())
 }
 
-/// Settles one chunk of waiters already taken out of the slab.
-fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>]) -> NResult<()> {
+/// What settling a chunk needs from the env's state, taken out of it so
+/// that the state is not borrowed while JS runs.
+struct HowToSettle {
+  /// lib/pending.js's `settle` function and outcomes array, if registered.
+  settler: Option<(sys::napi_ref, sys::napi_ref)>,
+  /// See `EnvState::fail_settle_for_testing`.
+  fail_for_testing: bool,
+}
+
+/// Waiters whose promises are not settled yet. Whatever is still in it
+/// when it is dropped will never be settled (a failure ended settling
+/// early): those waiters' wake-ups go on to the next waiters. So every way
+/// out of settling a chunk either settles a waiter or passes its wake-up on.
+struct Unsettled {
+  waiters: [Option<(Woken, Promise)>; SCOPE_CHUNK],
+  /// How many of `waiters` are `Some`.
+  left: usize,
+}
+
+impl Unsettled {
+  fn new() -> Self {
+    Unsettled {
+      waiters: [None; SCOPE_CHUNK],
+      left: 0,
+    }
+  }
+
+  /// Adds a waiter; at most `SCOPE_CHUNK` of them.
+  fn push(&mut self, woken: Woken, promise: Promise) {
+    if let Some(free) = self.waiters.get_mut(self.left) {
+      *free = Some((woken, promise));
+      self.left += 1;
+    }
+  }
+
+  /// The waiter at `at` is settled.
+  fn settled(&mut self, at: usize) {
+    if let Some(waiter) = self.waiters.get_mut(at) {
+      if waiter.take().is_some() {
+        self.left -= 1;
+      }
+    }
+  }
+}
+
+impl Drop for Unsettled {
+  fn drop(&mut self) {
+    if self.left > 0 {
+      let unsettled = self.waiters.iter().flatten();
+      super::pass_on(unsettled.filter_map(|(woken, _)| woken.unseen_key()));
+    }
+  }
+}
+
+/// Settles a chunk of waiters, marking each in `chunk` as it goes; the
+/// caller passes on whatever is left. Runs JS; touches no env state.
+fn settle_chunk(js: Js, how: HowToSettle, chunk: &mut Unsettled) -> NResult<()> {
+  if how.fail_for_testing {
+    return Err(Failure::Error("failSettleForTesting".into()));
+  }
   let ok = js.latin1("ok")?;
   let timed_out = js.latin1("timed-out")?;
+  // Outcomes for lib/pending.js, and where each waiter is in `chunk`.
   let mut in_js = [0u32; SCOPE_CHUNK];
+  let mut in_js_at = [0usize; SCOPE_CHUNK];
   let mut count = 0;
-  for (woken, promise) in chunk.iter().flatten() {
+  for at in 0..chunk.left {
+    let Some((woken, promise)) = chunk.waiters[at] else {
+      continue;
+    };
     let timed = woken.how == Settled::TimedOut;
-    match *promise {
-      Promise::Deferred { deferred, buffer } => {
-        let _ = js.resolve(deferred.as_ptr(), if timed { timed_out } else { ok });
-        state.release_buffer(js, buffer);
+    match promise {
+      Promise::Deferred { deferred, .. } => {
+        // Runs promise hooks, if any.
+        let resolved = js.resolve(deferred.as_ptr(), if timed { timed_out } else { ok });
+        if resolved.is_ok() {
+          chunk.settled(at);
+        }
       }
       Promise::InJs => {
         in_js[count] = woken.slot << 1 | u32::from(timed);
+        in_js_at[count] = at;
         count += 1;
       }
     }
@@ -231,11 +238,11 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>
   if count == 0 {
     return Ok(());
   }
-  let Some(settler) = &state.settler else {
+  let Some((function, outcomes)) = how.settler else {
     return Ok(()); // not reached: promises are made in JS only once it registered
   };
-  let function = js.reference_value(settler.function)?;
-  let outcomes = js.reference_value(settler.outcomes)?;
+  let function = js.reference_value(function)?;
+  let outcomes = js.reference_value(outcomes)?;
   // setSettler checked that the array holds SCOPE_CHUNK elements; `min`
   // only guards against a buffer that has changed since.
   let count = js.with_u32_elements(outcomes, |elements| {
@@ -243,15 +250,12 @@ fn settle_chunk(js: Js, state: &mut EnvState, chunk: &[Option<(&Woken, Promise)>
     elements[..count].copy_from_slice(&in_js[..count]);
     count
   })?;
-  if let Err(failure) = js.call(function, &[js.number(count as f64)?]) {
-    // JS cannot run any more (the thread is being terminated): these
-    // promises will never settle, so their wake-ups go on.
-    let in_js = chunk
-      .iter()
-      .flatten()
-      .filter(|(_, p)| matches!(p, Promise::InJs));
-    super::pass_on(in_js.filter_map(|(woken, _)| woken.unseen_key()));
-    return Err(failure);
+  // If this fails, JS cannot run any more (the thread is being
+  // terminated): these promises will never settle, and their wake-ups go
+  // on (`Unsettled`).
+  js.call(function, &[js.number(count as f64)?])?;
+  for &at in &in_js_at[..count] {
+    chunk.settled(at);
   }
   Ok(())
 }

@@ -1,0 +1,80 @@
+//! Deadlines: a timeout in milliseconds as an `Instant`, and the 8-byte
+//! encoding every async waiter carries ([`When`]).
+
+use std::num::NonZeroU64;
+use std::time::{Duration, Instant};
+
+use once_cell::sync::Lazy;
+
+/// Timeouts above this (~31 years) are treated as +Infinity.
+pub const MAX_TIMEOUT_MS: f64 = 1e12;
+
+/// The `Instant` a timeout of `timeout_ms` (>= 0) from now ends at; `None`
+/// for +Infinity, NaN, or more than `MAX_TIMEOUT_MS`.
+pub fn deadline_after(timeout_ms: f64) -> Option<Instant> {
+  if timeout_ms.is_finite() && timeout_ms <= MAX_TIMEOUT_MS {
+    Instant::now().checked_add(Duration::from_secs_f64(timeout_ms.max(0.0) / 1000.0))
+  } else {
+    None
+  }
+}
+
+/// The origin of [`When`].
+static EPOCH: Lazy<Instant> = Lazy::new(Instant::now);
+
+/// An async waiter's deadline in 8 bytes (an `Option<Instant>` takes 16):
+/// nanoseconds since [`EPOCH`], plus one. Every waiter carries one, in the
+/// registry and in its env's slab, and converting back always gives the
+/// same `Instant`, so the notifier's add and cancel agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct When(NonZeroU64);
+
+impl When {
+  /// The deadline `timeout_ms` from now; `None` for none (see
+  /// [`deadline_after`]).
+  pub fn after(timeout_ms: f64) -> Option<When> {
+    let at = deadline_after(timeout_ms)?;
+    let nanos = at.saturating_duration_since(*EPOCH).as_nanos();
+    Some(When(NonZeroU64::new(
+      u64::try_from(nanos).ok()?.checked_add(1)?,
+    )?))
+  }
+
+  /// The deadline as an `Instant`: always the same one for the same `When`.
+  pub fn instant(self) -> Instant {
+    *EPOCH + Duration::from_nanos(self.0.get() - 1)
+  }
+}
+
+// Every pending async waiter carries one, twice: its size is part of what a
+// waiter costs.
+const _: () = assert!(std::mem::size_of::<Option<When>>() == 8);
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn a_deadline_converts_back_to_the_same_instant_every_time() {
+    let when = When::after(1500.0).expect("a finite deadline");
+    assert_eq!(when.instant(), when.instant());
+    let from_now = when.instant().saturating_duration_since(Instant::now());
+    assert!(from_now <= Duration::from_millis(1500));
+  }
+
+  #[test]
+  fn infinite_nan_and_huge_timeouts_have_no_deadline() {
+    assert_eq!(When::after(f64::INFINITY), None);
+    assert_eq!(When::after(f64::NAN), None);
+    assert_eq!(When::after(MAX_TIMEOUT_MS * 2.0), None);
+    assert!(When::after(MAX_TIMEOUT_MS).is_some());
+  }
+
+  #[test]
+  fn zero_and_negative_timeouts_are_due_now() {
+    for timeout in [0.0, -5.0] {
+      let at = deadline_after(timeout).expect("finite");
+      assert!(at <= Instant::now());
+    }
+  }
+}

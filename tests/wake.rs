@@ -1,0 +1,249 @@
+//! The wake-up core (`src/wake.rs`) with real threads and no Node: pass-on
+//! through long chains of dead waiters (issue item 1: it used to recurse
+//! once per dead waiter and overflow the stack), delivery in batches, and
+//! close against deliver. Every interleaving of the same races, on a small
+//! scale, is in loom_wake.rs.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+
+use atomics_waitasync::registry::{Enqueued, Registry};
+use atomics_waitasync::wake::{pass_on, wake, Mailbox, Settled, Signal, Unpark, Waiter};
+
+/// Counts how many times its env was signalled.
+#[derive(Clone, Default)]
+struct Signals(Arc<AtomicUsize>);
+
+impl Signal for Signals {
+  fn signal(&self) {
+    self.0.fetch_add(1, Ordering::Relaxed);
+  }
+}
+
+/// A sync waiter that counts its unparks.
+#[derive(Default)]
+struct Parked(AtomicUsize);
+
+impl Unpark for Parked {
+  fn unpark(&self) {
+    self.0.fetch_add(1, Ordering::Relaxed);
+  }
+}
+
+type TestWaiter = Waiter<Signals, Parked, u64>;
+type TestRegistry = Registry<TestWaiter>;
+
+const KEY: usize = 0x1000;
+
+fn env() -> Arc<Mailbox<Signals>> {
+  Arc::new(Mailbox::new(Signals::default()))
+}
+
+fn queue_async(registry: &TestRegistry, key: usize, env: &Arc<Mailbox<Signals>>, slot: u32) {
+  let queued = registry.enqueue_if(
+    key,
+    || true,
+    |_| Waiter::Async {
+      env: env.clone(),
+      slot,
+      deadline: None,
+    },
+  );
+  assert!(matches!(queued, Enqueued::Queued(_)));
+}
+
+fn no_deadlines(_: u64, _: u64) {}
+
+/// A notify of one: the wake-up goes wherever the core sends it.
+fn notify(registry: &TestRegistry, key: usize, count: usize) -> usize {
+  let woken = registry.dequeue(key, count);
+  let n = woken.len();
+  wake(
+    registry,
+    &no_deadlines,
+    woken.into_iter().map(|(id, w)| (key, id, w)),
+    Settled::Woken,
+  );
+  n
+}
+
+fn drained(env: &Mailbox<Signals>) -> Vec<u32> {
+  let mut woken = Vec::new();
+  env.drain_into(&mut woken);
+  woken.iter().map(|w| w.slot).collect()
+}
+
+/// Issue item 1: 300,000 dead waiters in front of a live one, notified
+/// through on a thread with a 256 KiB stack, twenty times.
+#[test]
+fn pass_on_through_300000_dead_waiters_uses_no_stack() {
+  let worker = thread::Builder::new()
+    .stack_size(256 * 1024)
+    .spawn(|| {
+      for round in 0..20 {
+        let registry = TestRegistry::new();
+        let (dead, live) = (env(), env());
+        for slot in 0..300_000 {
+          queue_async(&registry, KEY, &dead, slot);
+        }
+        queue_async(&registry, KEY, &live, 7);
+        assert!(dead.close().is_empty());
+        assert_eq!(notify(&registry, KEY, 1), 1, "round {round}: counted once");
+        assert_eq!(drained(&live), [7], "round {round}: the live waiter got it");
+        assert!(registry.is_empty());
+      }
+    })
+    .unwrap();
+  worker.join().expect("no stack overflow");
+}
+
+/// Dead waiters of one env, interleaved with live ones of another and with
+/// sync waiters: a notify of n wakes the first n live ones, in order.
+#[test]
+fn pass_on_skips_only_the_dead() {
+  let registry = TestRegistry::new();
+  let (dead, live) = (env(), env());
+  let parked = Arc::new(Parked::default());
+  for slot in 0..10u32 {
+    queue_async(&registry, KEY, &dead, slot);
+    if slot % 3 == 0 {
+      queue_async(&registry, KEY, &live, slot);
+    }
+  }
+  registry.enqueue_if(KEY, || true, |_| Waiter::Sync(parked.clone()));
+  queue_async(&registry, KEY, &live, 99);
+  dead.close();
+  assert_eq!(notify(&registry, KEY, 3), 3);
+  assert_eq!(drained(&live), [0, 3, 6]);
+  assert_eq!(notify(&registry, KEY, 1), 1);
+  assert_eq!(drained(&live), [9]);
+  assert_eq!(notify(&registry, KEY, 1), 1);
+  assert_eq!(
+    parked.0.load(Ordering::Relaxed),
+    1,
+    "the sync waiter is next"
+  );
+  assert_eq!(notify(&registry, KEY, 5), 1);
+  assert_eq!(drained(&live), [99]);
+  assert!(registry.is_empty());
+}
+
+/// What a closed mailbox held is handed back, for its wake-ups to go on;
+/// a timeout's outcome has nowhere to go.
+#[test]
+fn close_hands_back_what_was_never_settled() {
+  let registry = TestRegistry::new();
+  let (dying, live) = (env(), env());
+  queue_async(&registry, KEY, &dying, 1);
+  queue_async(&registry, KEY, &dying, 2);
+  queue_async(&registry, KEY, &live, 3);
+  assert_eq!(notify(&registry, KEY, 1), 1);
+  let undelivered = dying.close();
+  assert_eq!(undelivered.len(), 1);
+  // The dying env's teardown: its other waiter leaves the queue, and the
+  // wake-up it never saw goes on.
+  let (id, _) = registry.dequeue(KEY, 1).pop().unwrap();
+  assert!(id > 0);
+  pass_on(
+    &registry,
+    &no_deadlines,
+    undelivered.iter().filter_map(|w| w.unseen_key()),
+  );
+  assert_eq!(drained(&live), [3]);
+}
+
+/// One signal per transition from empty: a burst costs one call.
+#[test]
+fn a_burst_signals_its_env_once() {
+  let registry = TestRegistry::new();
+  let signals = Signals::default();
+  let live = Arc::new(Mailbox::new(signals.clone()));
+  for slot in 0..1000 {
+    queue_async(&registry, KEY, &live, slot);
+  }
+  for _ in 0..1000 {
+    assert_eq!(notify(&registry, KEY, 1), 1);
+  }
+  assert_eq!(signals.0.load(Ordering::Relaxed), 1);
+  assert_eq!(drained(&live).len(), 1000);
+}
+
+/// Envs torn down while other threads notify: every notify's wake-up
+/// reaches the one live env, none is counted twice, none is lost.
+#[test]
+fn teardowns_racing_with_notifies_lose_nothing() {
+  for _ in 0..50 {
+    let registry = Arc::new(TestRegistry::new());
+    let live = env();
+    let dying: Vec<_> = (0..4).map(|_| env()).collect();
+    // Each dying env has 50 waiters; the live env has 100 behind them.
+    let mut ids = Vec::new();
+    for (e, env) in dying.iter().enumerate() {
+      for slot in 0..50 {
+        let queued = registry.enqueue_if(
+          KEY,
+          || true,
+          |_| Waiter::Async {
+            env: env.clone(),
+            slot,
+            deadline: None,
+          },
+        );
+        let Enqueued::Queued(id) = queued else {
+          unreachable!()
+        };
+        ids.push((e, id));
+      }
+    }
+    for slot in 0..100 {
+      queue_async(&registry, KEY, &live, 1000 + slot);
+    }
+    let notifiers: Vec<_> = (0..2)
+      .map(|_| {
+        let registry = registry.clone();
+        thread::spawn(move || (0..40).map(|_| notify(&registry, KEY, 1)).sum::<usize>())
+      })
+      .collect();
+    // The teardowns: close, withdraw what is still queued, pass on what
+    // was delivered but never settled.
+    let teardowns: Vec<_> = dying
+      .iter()
+      .enumerate()
+      .map(|(e, env)| {
+        let (registry, env) = (registry.clone(), env.clone());
+        let own: Vec<_> = ids
+          .iter()
+          .filter(|(o, _)| *o == e)
+          .map(|&(_, id)| id)
+          .collect();
+        thread::spawn(move || {
+          let undelivered = env.close();
+          for id in own {
+            let _ = registry.remove(KEY, id);
+          }
+          pass_on(
+            &registry,
+            &no_deadlines,
+            undelivered.iter().filter_map(|w| w.unseen_key()),
+          );
+        })
+      })
+      .collect();
+    teardowns.into_iter().for_each(|t| t.join().unwrap());
+    let counted: usize = notifiers.into_iter().map(|n| n.join().unwrap()).sum();
+    // Every notify counted one waiter. No dying env settles anything here,
+    // so each of those wake-ups must have reached the live env: directly,
+    // passed on by a notify that found a mailbox closed, or passed on by a
+    // teardown that found it in its mailbox.
+    let got = drained(&live).len();
+    let delivered_to_dying: usize = dying.iter().map(|e| drained(e).len()).sum();
+    assert_eq!(delivered_to_dying, 0, "a closed mailbox holds nothing");
+    assert_eq!(got, counted, "every counted wake-up reached the live env");
+    assert_eq!(
+      got + registry.waiters_on(KEY),
+      100,
+      "live waiters: woken or still queued"
+    );
+  }
+}
