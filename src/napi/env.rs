@@ -69,8 +69,10 @@ pub struct Pending {
 /// and what the env's teardown leaves behind. An env uses one kind: JS once
 /// lib/pending.js has registered (`setSettler`, which index.js does in
 /// worker threads), a deferred otherwise. (Copy, so chunks of them fit in
-/// arrays; a deferred is still concluded once: whoever takes its `Pending`
-/// out of the slab does it.)
+/// arrays. A deferred is still concluded once: by the chunk that settles
+/// it (resolver.rs `settle_all`, which lists its waiters in
+/// `EnvState::settling` meanwhile, so that `cancel` leaves them alone), or
+/// else by whoever takes its `Pending` out of the slab.)
 #[derive(Clone, Copy)]
 pub enum Promise {
   /// An N-API deferred: the cheapest promise (no resolving functions on
@@ -128,6 +130,12 @@ pub struct EnvState {
   /// notify's wake-up goes on to the next waiter (resolver.rs
   /// `settle_all`): the notify counted it and nobody here will see it.
   pub cancelled: Cancelled,
+  /// Ids of the waiters of the chunk being settled right now (resolver.rs
+  /// `settle_all`): JS runs meanwhile and may call `cancel` on one of them,
+  /// which must leave it alone: it is woken, its outcome is in hand, and
+  /// its promise (or deferred, which must be resolved exactly once) is
+  /// being settled. Empty outside settling.
+  pub settling: Vec<WaiterId>,
   /// Test-only (`failSettleForTesting`): settling the next chunk of
   /// outcomes fails, as when an N-API call fails there.
   pub fail_settle_for_testing: bool,
@@ -236,6 +244,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     settler: None,
     spare: Vec::new(),
     cancelled: Cancelled::default(),
+    settling: Vec::new(),
     fail_settle_for_testing: false,
     keep_alive: true,
     refed: false,
