@@ -40,18 +40,21 @@ unsafe impl Send for Tsfn {}
 unsafe impl Sync for Tsfn {}
 
 impl Signal for Tsfn {
-  fn signal(&self) {
+  fn signal(&self) -> bool {
     // SAFETY: the mailbox signals only while open, under its lock, and the
     // cleanup hook closes it under that lock before releasing the TSFN; a
-    // non-blocking call may be made from any thread. With an unbounded
-    // queue the only failure is `closing`, which needs no action.
-    let _ = unsafe {
+    // non-blocking call may be made from any thread.
+    let status = unsafe {
       sys::napi_call_threadsafe_function(
         self.0,
         ptr::null_mut(),
         sys::ThreadsafeFunctionCallMode::nonblocking,
       )
     };
+    // Any failure (`closing`, or the queue could not grow): no call is
+    // queued, so the mailbox takes the batch back and the caller passes
+    // its wake-ups on (`Mailbox::deliver`).
+    status == sys::Status::napi_ok
   }
 }
 

@@ -13,7 +13,9 @@
 //! TSFN as its signal. Its mutex also guards the TSFN's life: the env
 //! cleanup hook closes the mailbox under it before releasing the TSFN, and
 //! the mailbox only signals under it while open, so no thread ever calls a
-//! released TSFN. `Closing` during teardown is expected and skipped.
+//! released TSFN. A call that fails (`closing` during teardown, say)
+//! queues nothing: the mailbox takes the batch back and the notify passes
+//! its wake-ups on.
 
 use std::ffi::c_void;
 use std::ptr;
