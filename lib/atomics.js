@@ -10,7 +10,7 @@
 // A factory, so tests can hand it a fake binding.
 
 const { describe } = require('./describe');
-const { pendingPromises } = require('./pending');
+const { pendingPromises, kTable } = require('./pending');
 const { isMainThread } = require('worker_threads');
 
 
@@ -203,8 +203,9 @@ function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !
    * DoWait through the binding's `waitAsync` or `wait`: the fast path when
    * the arguments allow it, else the spec's steps 1-9 in order.
    */
-  function doWait(bindingFn, typedArray, index, value, timeout) {
+  function doWait(bindingFn, before, typedArray, index, value, timeout) {
     if (typeof index === 'number' && isPlainValue(value) && (typeof timeout === 'number' || timeout === undefined)) {
+      if (before !== null) before();
       try {
         return bindingFn(typedArray, index, value, timeout === undefined ? Infinity : timeout);
       } catch (_) {
@@ -212,7 +213,25 @@ function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !
       }
     }
     const { i, v, t } = prepare(typedArray, index, value, timeout);
+    // (Again: coercing may have run a waitAsync that took the spare.)
+    if (before !== null) before();
     return bindingFn(typedArray, i, v, t);
+  }
+
+  /**
+   * Right before the binding's waitAsync: if it may queue a waiter whose
+   * promise is made here, the promise is made now (see lib/pending.js), so
+   * that nothing can throw between its queueing the waiter and the waiter
+   * getting its promise. Throws (out of stack) with nothing queued.
+   */
+  function reservePromise() {
+    if (pending === null) {
+      // Another copy of this module may have registered the table.
+      const table = binding[kTable];
+      if (table === undefined) return;
+      pending = table;
+    }
+    if (pending.spareResolve === undefined) pending.reserve();
   }
 
   /**
@@ -221,17 +240,31 @@ function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !
    * { async: true, value: Promise<'ok' | 'timed-out'> }.
    */
   function waitAsync(typedArray, index, value, timeout) {
-    const result = doWait(binding.waitAsync, typedArray, index, value, timeout);
+    const result = doWait(binding.waitAsync, reservePromise, typedArray, index, value, timeout);
     if (typeof result !== 'number') {
       return { async: true, value: result }; // the binding's own promise
     }
     if (result >= 0) {
       return { async: false, value: kStrings[result] };
     }
-    // Queued in slot -1 - result; its promise is made here. (The binding
-    // answers so once any copy of this module registered the table.)
-    if (pending === null) pending = pendingPromises(binding);
-    return { async: true, value: pending.promiseFor(-1 - result, typedArray) };
+    // Queued in slot -1 - result (the binding answers so once any copy of
+    // this module registered the table): it takes the spare promise made
+    // by reservePromise. No calls from here on: near the stack limit any
+    // call can throw, and the waiter would be queued with no promise.
+    const slot = -1 - result;
+    const table = pending;
+    if (table === null || table.spareResolve === undefined) {
+      // Not reached (reservePromise ran right before the binding).
+      binding.cancel(slot);
+      throw new Error('atomics-waitasync: no promise for a queued waiter');
+    }
+    const promise = table.spare;
+    table.resolvers[slot] = table.spareResolve;
+    table.arrays[slot] = typedArray;
+    table.live++;
+    table.spare = undefined;
+    table.spareResolve = undefined;
+    return { async: true, value: promise };
   }
 
   /**
@@ -239,7 +272,7 @@ function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !
    * thread (Node's main thread included) until notified or timed out.
    */
   function wait(typedArray, index, value, timeout) {
-    let code = doWait(binding.wait, typedArray, index, value, timeout);
+    let code = doWait(binding.wait, null, typedArray, index, value, timeout);
     let done = false;
     try {
       // The binding blocks in short slices and returns PENDING between

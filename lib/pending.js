@@ -43,9 +43,6 @@ const kTable = Symbol.for('atomics-waitasync.pendingPromises');
 function pendingPromises(binding) {
   if (binding[kTable] !== undefined) return binding[kTable];
 
-  let resolvers = [];
-  let arrays = [];
-  let live = 0;
   const outcomes = new Uint32Array(OUTCOMES);
 
   // One executor for every promise: no closure per waiter.
@@ -54,42 +51,34 @@ function pendingPromises(binding) {
     captured = resolve;
   }
 
-  function settle(n) {
-    for (let i = 0; i < n; i++) {
-      const outcome = outcomes[i];
-      const slot = outcome >>> 1;
-      const resolve = resolvers[slot];
-      if (resolve === undefined) continue;
-      resolvers[slot] = undefined;
-      arrays[slot] = undefined;
-      live--;
-      resolve(outcome & 1 ? 'timed-out' : 'ok');
-    }
-    if (live === 0 && resolvers.length > 1024) {
-      // A burst is over: give its memory back (the binding's slab does too).
-      resolvers = [];
-      arrays = [];
-    }
-  }
+  // Read and written inline by lib/atomics.js's waitAsync: once the binding
+  // has queued a waiter, nothing may throw before the waiter has its
+  // promise (near the stack limit any call can), or a notify would count a
+  // wake-up nobody sees. So the promise for the next waiter is made before
+  // the binding is called (`reserve`, when there is no spare), and taken
+  // into the slot afterwards with plain property writes, no calls. A call
+  // that returns "not-equal" or "timed-out" leaves the spare for the next.
+  const table = {
+    resolvers: [],
+    arrays: [],
+    live: 0,
+    spare: undefined,
+    spareResolve: undefined,
+    reserve,
+  };
 
-  /** The promise for the waiter the binding queued in `slot`. */
-  function promiseFor(slot, typedArray) {
-    let promise;
-    try {
-      promise = new IntrinsicPromise(capture);
-    } catch (error) {
-      // Out of stack or memory: take the waiter back, or a notify would
-      // count a wake-up that nobody can see.
-      binding.cancel(slot);
-      throw error;
-    }
+  /**
+   * Makes the spare promise. Throws (out of stack or memory) before any
+   * waiter is queued for it.
+   */
+  function reserve() {
+    const promise = new IntrinsicPromise(capture);
     const resolve = captured;
     captured = undefined;
     if (resolve === undefined) {
       // The executor itself ran out of stack: the constructor rejected the
       // promise instead of throwing, and nothing could ever resolve it.
-      // Take the waiter back, and throw as if the constructor had.
-      binding.cancel(slot);
+      // Throw as if the constructor had.
       try {
         promiseThen(promise, undefined, ignore); // not an unhandled rejection
       } catch (_) {
@@ -97,16 +86,33 @@ function pendingPromises(binding) {
       }
       throw new RangeError('Maximum call stack size exceeded');
     }
-    resolvers[slot] = resolve;
-    arrays[slot] = typedArray;
-    live++;
-    return promise;
+    table.spare = promise;
+    table.spareResolve = resolve;
+  }
+
+  function settle(n) {
+    const resolvers = table.resolvers;
+    const arrays = table.arrays;
+    for (let i = 0; i < n; i++) {
+      const outcome = outcomes[i];
+      const slot = outcome >>> 1;
+      const resolve = resolvers[slot];
+      if (resolve === undefined) continue;
+      resolvers[slot] = undefined;
+      arrays[slot] = undefined;
+      table.live--;
+      resolve(outcome & 1 ? 'timed-out' : 'ok');
+    }
+    if (table.live === 0 && table.resolvers.length > 1024) {
+      // A burst is over: give its memory back (the binding's slab does too).
+      table.resolvers = [];
+      table.arrays = [];
+    }
   }
 
   binding.setSettler(settle, outcomes);
-  const table = { promiseFor };
   Object.defineProperty(binding, kTable, { value: table });
   return table;
 }
 
-module.exports = { pendingPromises };
+module.exports = { pendingPromises, kTable };

@@ -61,9 +61,12 @@ impl Woken {
 
 /// Tells an env's thread that its mailbox has something (N-API: calls its
 /// ThreadsafeFunction). Called under the mailbox lock, while it is open;
-/// must not block, panic or call into the registry.
+/// must not block, panic or call into the registry. Returns whether the
+/// signal was given: if not, nothing will ever drain the mailbox for it,
+/// so the batch that was to be signalled is taken back ([`Mailbox::deliver`]).
 pub trait Signal {
-  fn signal(&self);
+  #[must_use]
+  fn signal(&self) -> bool;
 }
 
 /// Wakes a parked sync waiter.
@@ -112,7 +115,10 @@ impl<S: Signal> Mailbox<S> {
   /// Hands woken waiters to the env's thread; signals it on the transition
   /// from empty, so every waiter woken before it gets round to it is
   /// settled in one go. Callable from any thread. False when the env is
-  /// going away and took nothing: the caller passes the wake-ups on.
+  /// going away, or its signal could not be given, and it took nothing:
+  /// the caller passes the wake-ups on. (A mailbox left non-empty with no
+  /// signal on its way would hold every later wake-up for its env until
+  /// teardown: only the transition from empty signals.)
   #[must_use]
   pub fn deliver(&self, batch: &[Woken]) -> bool {
     if batch.is_empty() {
@@ -124,8 +130,10 @@ impl<S: Signal> Mailbox<S> {
     }
     let was_empty = inbox.woken.is_empty();
     inbox.woken.extend_from_slice(batch);
-    if was_empty {
-      inbox.signal.signal();
+    if was_empty && !inbox.signal.signal() {
+      // It held nothing but this batch: take it back.
+      inbox.woken.clear();
+      return false;
     }
     true
   }

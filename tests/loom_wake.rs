@@ -48,8 +48,9 @@ use wake::{pass_on, wake, Mailbox, Settled, Signal, Unpark, Waiter};
 struct Guarded(Arc<AtomicBool>);
 
 impl Signal for Guarded {
-  fn signal(&self) {
+  fn signal(&self) -> bool {
     assert!(!self.0.load(Ordering::SeqCst), "signalled after close");
+    true
   }
 }
 

@@ -4,20 +4,22 @@
 //! close against deliver. Every interleaving of the same races, on a small
 //! scale, is in loom_wake.rs.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
 use atomics_waitasync::registry::{Enqueued, Registry};
 use atomics_waitasync::wake::{pass_on, wake, Mailbox, Settled, Signal, Unpark, Waiter};
 
-/// Counts how many times its env was signalled.
+/// Counts how many times its env was signalled; fails to signal while
+/// its flag is set (as when the ThreadsafeFunction call fails).
 #[derive(Clone, Default)]
-struct Signals(Arc<AtomicUsize>);
+struct Signals(Arc<AtomicUsize>, Arc<AtomicBool>);
 
 impl Signal for Signals {
-  fn signal(&self) {
+  fn signal(&self) -> bool {
     self.0.fetch_add(1, Ordering::Relaxed);
+    !self.1.load(Ordering::Relaxed)
   }
 }
 
@@ -246,4 +248,34 @@ fn teardowns_racing_with_notifies_lose_nothing() {
       "live waiters: woken or still queued"
     );
   }
+}
+
+/// Review finding C: a signal that fails (the ThreadsafeFunction call
+/// failed) queues no call, so a mailbox left non-empty would never be
+/// drained, and every later wake-up for its env would sit in it. The
+/// batch is taken back instead, its wake-up goes on to the next waiter,
+/// and the env's next delivery signals again.
+#[test]
+fn a_failed_signal_takes_the_batch_back_and_passes_it_on() {
+  let registry = TestRegistry::new();
+  let signals = Signals::default();
+  let failing = Arc::new(Mailbox::new(signals.clone()));
+  let live = env();
+  queue_async(&registry, KEY, &failing, 1);
+  queue_async(&registry, KEY, &live, 2);
+  signals.1.store(true, Ordering::Relaxed);
+  assert_eq!(notify(&registry, KEY, 1), 1);
+  assert_eq!(signals.0.load(Ordering::Relaxed), 1);
+  assert_eq!(
+    drained(&failing),
+    Vec::<u32>::new(),
+    "nothing left unsignalled"
+  );
+  assert_eq!(drained(&live), vec![2], "the wake-up went on");
+  // Once signalling works again, the env's next wake-up is signalled.
+  signals.1.store(false, Ordering::Relaxed);
+  queue_async(&registry, KEY, &failing, 3);
+  assert_eq!(notify(&registry, KEY, 1), 1);
+  assert_eq!(signals.0.load(Ordering::Relaxed), 2);
+  assert_eq!(drained(&failing), vec![3]);
 }

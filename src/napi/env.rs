@@ -40,18 +40,21 @@ unsafe impl Send for Tsfn {}
 unsafe impl Sync for Tsfn {}
 
 impl Signal for Tsfn {
-  fn signal(&self) {
+  fn signal(&self) -> bool {
     // SAFETY: the mailbox signals only while open, under its lock, and the
     // cleanup hook closes it under that lock before releasing the TSFN; a
-    // non-blocking call may be made from any thread. With an unbounded
-    // queue the only failure is `closing`, which needs no action.
-    let _ = unsafe {
+    // non-blocking call may be made from any thread.
+    let status = unsafe {
       sys::napi_call_threadsafe_function(
         self.0,
         ptr::null_mut(),
         sys::ThreadsafeFunctionCallMode::nonblocking,
       )
     };
+    // Any failure (`closing`, or the queue could not grow): no call is
+    // queued, so the mailbox takes the batch back and the caller passes
+    // its wake-ups on (`Mailbox::deliver`).
+    status == sys::Status::napi_ok
   }
 }
 
@@ -69,8 +72,10 @@ pub struct Pending {
 /// and what the env's teardown leaves behind. An env uses one kind: JS once
 /// lib/pending.js has registered (`setSettler`, which index.js does in
 /// worker threads), a deferred otherwise. (Copy, so chunks of them fit in
-/// arrays; a deferred is still concluded once: whoever takes its `Pending`
-/// out of the slab does it.)
+/// arrays. A deferred is still concluded once: by the chunk that settles
+/// it (resolver.rs `settle_all`, which lists its waiters in
+/// `EnvState::settling` meanwhile, so that `cancel` leaves them alone), or
+/// else by whoever takes its `Pending` out of the slab.)
 #[derive(Clone, Copy)]
 pub enum Promise {
   /// An N-API deferred: the cheapest promise (no resolving functions on
@@ -128,6 +133,12 @@ pub struct EnvState {
   /// notify's wake-up goes on to the next waiter (resolver.rs
   /// `settle_all`): the notify counted it and nobody here will see it.
   pub cancelled: Cancelled,
+  /// Ids of the waiters of the chunk being settled right now (resolver.rs
+  /// `settle_all`): JS runs meanwhile and may call `cancel` on one of them,
+  /// which must leave it alone: it is woken, its outcome is in hand, and
+  /// its promise (or deferred, which must be resolved exactly once) is
+  /// being settled. Empty outside settling.
+  pub settling: Vec<WaiterId>,
   /// Test-only (`failSettleForTesting`): settling the next chunk of
   /// outcomes fails, as when an N-API call fails there.
   pub fail_settle_for_testing: bool,
@@ -236,6 +247,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     settler: None,
     spare: Vec::new(),
     cancelled: Cancelled::default(),
+    settling: Vec::new(),
     fail_settle_for_testing: false,
     keep_alive: true,
     refed: false,

@@ -303,7 +303,8 @@ pub fn withdraw(pending: &Pending) -> bool {
 /// `cancel(slot)`: takes a queued `waitAsync` back (lib/pending.js, when it
 /// could not make the promise). A waiter a notify took first is already
 /// counted: its outcome is on its way, and its wake-up goes on to the next
-/// waiter when it arrives (see `EnvState::cancelled`).
+/// waiter when it arrives (see `EnvState::cancelled`). A waiter whose
+/// chunk is being settled (`EnvState::settling`) is left alone.
 fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   let slot = js.f64(slot)?;
   if !(0.0..=f64::from(u32::MAX)).contains(&slot) || slot.fract() != 0.0 {
@@ -314,6 +315,11 @@ fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
     let mut conclude = None;
     if let Some(pending) = state.pending.get_mut(slot) {
       let (key, id, deadline) = (pending.key, pending.id, pending.deadline);
+      if state.settling.contains(&id) {
+        // Woken, and being settled right now (from a promise hook, say):
+        // no longer ours to take back; its promise settles as it is.
+        return Ok(None);
+      }
       if state.cancelled.withdraw(&REGISTRY, key, id).is_some() {
         if let Some(at) = deadline {
           cancel_deadline(at, id);

@@ -13,7 +13,9 @@
 //! TSFN as its signal. Its mutex also guards the TSFN's life: the env
 //! cleanup hook closes the mailbox under it before releasing the TSFN, and
 //! the mailbox only signals under it while open, so no thread ever calls a
-//! released TSFN. `Closing` during teardown is expected and skipped.
+//! released TSFN. A call that fails (`closing` during teardown, say)
+//! queues nothing: the mailbox takes the batch back and the notify passes
+//! its wake-ups on.
 
 use std::ffi::c_void;
 use std::ptr;
@@ -102,7 +104,10 @@ fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
     let how = cell.with(|state| {
       for woken in chunk {
         match state.pending.get_mut(woken.slot) {
-          Some(pending) if pending.id == woken.id => taken.push(*woken, pending.promise),
+          Some(pending) if pending.id == woken.id => {
+            taken.push(*woken, pending.promise);
+            state.settling.push(woken.id);
+          }
           _ => {
             if state.cancelled.arrived(woken.id) {
               unseen.extend(woken.unseen_key());
@@ -118,7 +123,10 @@ fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
     // JS runs in here (promise hooks, lib/pending.js), with the state not
     // borrowed, and may call the binding. The chunk's waiters keep their
     // slots until it is done, so a waiter it queues gets a slot of its own
-    // (an old outcome must never reach a new waiter in a reused slot).
+    // (an old outcome must never reach a new waiter in a reused slot); and
+    // they are listed in `settling`, so that a `cancel` of one of them
+    // leaves it alone (it would conclude a deferred this then resolves
+    // again: a use-after-free).
     // An error means the env is dying under us: what is left in `taken`
     // goes on when it is dropped.
     if let Ok(how) = how {
@@ -127,6 +135,7 @@ fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
     // Now the slots are free (and so, at least, the counts and keep-alive
     // stay true).
     let _ = cell.with(|state| {
+      state.settling.clear();
       for woken in chunk {
         if let Some(pending) = take_pending(state, woken) {
           if let Promise::Deferred { buffer, .. } = pending.promise {
