@@ -7,7 +7,11 @@
 // ratio addon/native (lower is better for every row: times and bytes), and
 // writes it with the Node version and the command to benchmark/results.md.
 //
-//   node benchmark/run.js [--rounds N] [--case a,b] [--node PATH] [--no-write]
+//   node benchmark/run.js [--rounds N] [--case a,b] [--node PATH] [--no-write] [--json]
+//   node benchmark/run.js --instructions [...]   instruction counts, lib/instructions.js
+//
+// --json also writes the table as benchmark/results.json (read by
+// benchmark/chart.js).
 //
 // Not part of `npm test`: timings are claims for this file, never limits in
 // tests (the machine is shared and noisy).
@@ -49,17 +53,19 @@ const TARGETS = [
 function usage(message) {
   if (message) console.error(message + '\n');
   console.error(
-    'usage: node benchmark/run.js [--rounds N] [--case name[,name]] [--node PATH] [--no-write]\n' +
+    'usage: node benchmark/run.js [--rounds N] [--case name[,name]] [--node PATH] [--no-write] [--json]\n' +
       `  --rounds N   rounds per implementation (default ${DEFAULT_ROUNDS})\n` +
       `  --case LIST  only these cases (${CASES.join(', ')}); does not write results.md\n` +
       '  --node PATH  run the cases under another Node binary (default: this one)\n' +
-      '  --no-write   print the table only, leave benchmark/results.md alone'
+      '  --no-write   print the table only, leave benchmark/results.md alone\n' +
+      '  --json       also write benchmark/results.json (for benchmark/chart.js)\n' +
+      '  --instructions  count instructions under valgrind instead (--instructions --help)'
   );
   process.exit(message ? 2 : 0);
 }
 
 function parseArgs(argv) {
-  const options = { rounds: DEFAULT_ROUNDS, cases: CASES, node: process.execPath, write: true };
+  const options = { rounds: DEFAULT_ROUNDS, cases: CASES, node: process.execPath, write: true, json: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const next = () => {
@@ -79,6 +85,8 @@ function parseArgs(argv) {
       options.node = node.includes('/') ? path.resolve(node) : node; // else looked up in PATH
     } else if (arg === '--no-write') {
       options.write = false;
+    } else if (arg === '--json') {
+      options.json = true;
     } else if (arg === '--help' || arg === '-h') {
       usage();
     } else {
@@ -284,11 +292,39 @@ function main() {
     fs.writeFileSync(path.join(__dirname, 'results.md'), md);
     console.error('wrote benchmark/results.md');
   }
+  if (options.json) {
+    const json = {
+      kind: 'wall-clock',
+      command,
+      date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      node: runtime.version,
+      v8: runtime.v8,
+      arch: runtime.arch,
+      machine,
+      core: coreVersion(),
+      rounds: options.rounds,
+      rows: rows.map((r) => ({
+        caseName: r.caseName,
+        key: r.key,
+        label: r.label,
+        unit: r.unit,
+        binding: r.binding,
+        native: r.medianNative,
+        addon: r.medianAddon,
+        ratio: r.ratio,
+        nativeRounds: r.native,
+        addonRounds: r.addon,
+      })),
+    };
+    fs.writeFileSync(path.join(__dirname, 'results.json'), JSON.stringify(json, null, 2) + '\n');
+    console.error('wrote benchmark/results.json');
+  }
   if (errors.length) process.exitCode = 1;
 }
 
 try {
-  main();
+  if (process.argv.includes('--instructions')) require('./lib/instructions').main(process.argv.slice(2));
+  else main();
 } catch (error) {
   console.error(error.message);
   process.exitCode = 2;

@@ -1,0 +1,54 @@
+'use strict';
+// Two workers, both in sync waits, alternating on one Int32 slot: worker A
+// stores the next odd number and wakes B, B stores the next even one and
+// wakes A. Instructions per round trip, the whole process (callgrind runs
+// the threads one at a time). The main thread starts both workers and
+// waits for them to exit.
+//
+// Start line: a worker that waited for its peer to boot would spend that
+// time (seconds under valgrind, and as long as the machine's load makes
+// it) in the addon's wait, which returns to JS every 10 ms slice, so the
+// count would depend on the clock. So both workers first block in the
+// built-in Atomics.wait on another slot (the same for both
+// implementations, no slices) until main has seen both ready.
+
+const { Worker, isMainThread, workerData, parentPort } = require('worker_threads');
+const { once } = require('events');
+const o = require('../lib/ops');
+
+const WARMUP = 500;
+const VALUE = 0; // the slot the round trips use
+const GO = 16; // the start line, on its own cache line
+
+if (isMainThread) {
+  o.run(async (impl, name, ops) => {
+    const ia = new Int32Array(new SharedArrayBuffer(128));
+    const rounds = WARMUP + ops; // the workers warm up with the first WARMUP
+    const peers = [0, 1].map((side) => new Worker(__filename, { workerData: { impl: name, sab: ia.buffer, side, rounds } }));
+    await Promise.all(peers.map((peer) => once(peer, 'message')));
+    Atomics.store(ia, GO, 1);
+    Atomics.notify(ia, GO);
+    await Promise.all(peers.map((peer) => once(peer, 'exit')));
+    o.check(Atomics.load(ia, VALUE) === 2 * rounds, `ended at ${2 * rounds}`);
+    return {};
+  });
+} else {
+  const impl = o.load(workerData.impl);
+  const ia = new Int32Array(workerData.sab);
+  const { side, rounds } = workerData;
+  parentPort.postMessage('ready');
+  while (Atomics.load(ia, GO) === 0) Atomics.wait(ia, GO, 0);
+  // side 0 moves even -> odd, side 1 odd -> even; each waits while the
+  // value is not its turn.
+  const last = 2 * rounds;
+  for (;;) {
+    const v = Atomics.load(ia, VALUE);
+    if (v >= last) break;
+    if (v % 2 === side) {
+      Atomics.store(ia, VALUE, v + 1);
+      impl.notify(ia, VALUE, 1);
+    } else {
+      impl.wait(ia, VALUE, v);
+    }
+  }
+}

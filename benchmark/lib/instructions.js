@@ -1,0 +1,324 @@
+'use strict';
+// `node benchmark/run.js --instructions`: CPU instructions per operation,
+// counted by valgrind's callgrind, for the package ("addon") and this
+// Node's built-in Atomics ("native"), in the same run. Wall-clock figures
+// on a shared machine move 2-3x between runs; instruction counts repeat to
+// ~0.1%.
+//
+// Method, per case and implementation: run the case program
+// (benchmark/instructions/<case>.js) under
+//   valgrind --tool=callgrind --callgrind-out-file=/dev/null --dump-instr=no
+//     node --single-threaded <case> --impl <impl> --ops N
+// and again with --ops 0 (same program, same set-up and warm-up), read the
+// "Collected :" total valgrind prints, subtract, divide by N. The whole
+// process is counted, every thread (callgrind runs them one at a time);
+// --single-threaded turns off V8's background compiler and GC threads, so
+// that their work is not scheduled differently from run to run. Each
+// measurement is made twice (--reps) to show how well it repeats. One
+// valgrind at a time.
+
+const { spawnSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+// id: the row; file: the program in benchmark/instructions/; ops: N, chosen
+// so that the measured part takes a few seconds under valgrind (start-up
+// alone takes ~8 s and ~600 million instructions), larger for the two cases
+// with threads, whose totals vary by a few million instructions from run to
+// run (how the threads interleave); param: the case's --param.
+const CASES = [
+  { id: 'notify-idle', file: 'notify-idle', ops: 200000, what: 'notify, nobody waiting' },
+  { id: 'wait-async-settle', file: 'wait-async-settle', ops: 10000, what: 'waitAsync pending → notify → await, per waiter' },
+  { id: 'lock-uncontended', file: 'lock-uncontended', ops: 50000, what: 'await executeLocked(f), uncontended (native: the V8 post\'s lock)' },
+  { id: 'ping-pong', file: 'ping-pong', ops: 10000, what: 'main waitAsync ⇄ worker wait, per round trip' },
+  { id: 'worker-ping-pong', file: 'worker-ping-pong', ops: 25000, what: 'worker wait ⇄ worker wait, per round trip' },
+  { id: 'many-elements', file: 'many-elements', ops: 20000, what: '1,000 elements, one waiter each: notify + settle, per waiter' },
+  { id: 'notify-growth-0', file: 'notify-growth', ops: 200000, param: 0, what: 'notify, nobody waiting; 0 waiters pending elsewhere' },
+  { id: 'notify-growth-10k', file: 'notify-growth', ops: 200000, param: 10000, what: '… 10,000 waiters pending on other elements' },
+  { id: 'notify-growth-1m', file: 'notify-growth', ops: 200000, param: 1000000, what: '… 1,000,000 waiters pending on other elements' },
+];
+const IMPLS = ['addon', 'native'];
+const DEFAULT_REPS = 2;
+const RUN_TIMEOUT_MS = 20 * 60 * 1000;
+
+function usage(message) {
+  if (message) console.error(message + '\n');
+  console.error(
+    'usage: node benchmark/run.js --instructions [--reps N] [--case a,b] [--merge] [--node PATH] [--no-write]\n' +
+      `  --reps N     measurements per case and implementation (default ${DEFAULT_REPS})\n` +
+      `  --case LIST  only these cases (${CASES.map((c) => c.id).join(', ')}); does not write results\n` +
+      '  --merge      with --case: replace these rows in the results files, keep the others\n' +
+      '  --node PATH  run the cases under another Node binary (default: this one)\n' +
+      '  --no-write   print the table only, leave benchmark/results-instructions.{md,json} alone'
+  );
+  process.exit(message ? 2 : 0);
+}
+
+function parseArgs(argv) {
+  const options = { reps: DEFAULT_REPS, cases: CASES, node: process.execPath, write: true, merge: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) usage(`${arg} needs a value`);
+      return argv[++i];
+    };
+    if (arg === '--instructions') continue;
+    if (arg === '--reps') {
+      options.reps = Number(next());
+      if (!Number.isInteger(options.reps) || options.reps < 1) usage('--reps must be a positive integer');
+    } else if (arg === '--case') {
+      const ids = next().split(',');
+      const unknown = ids.filter((id) => !CASES.some((c) => c.id === id));
+      if (unknown.length) usage(`unknown case: ${unknown.join(', ')}`);
+      options.cases = CASES.filter((c) => ids.includes(c.id));
+      options.write = false;
+    } else if (arg === '--node') {
+      const node = next();
+      options.node = node.includes('/') ? path.resolve(node) : node;
+    } else if (arg === '--merge') {
+      options.merge = true;
+    } else if (arg === '--no-write') {
+      options.write = false;
+    } else if (arg === '--help' || arg === '-h') {
+      usage();
+    } else {
+      usage(`unknown argument: ${arg}`);
+    }
+  }
+  if (options.merge && options.cases !== CASES) options.write = true;
+  return options;
+}
+
+/**
+ * The V8 flags that make two runs of one program count the same: one
+ * thread (where this Node has the flag), and fixed hash and random seeds
+ * (a random hash seed alone moved the total of `--ops 0` by ~5 million
+ * instructions, ~1 %, from run to run; fixed, the runs agree to ~10,000).
+ */
+function v8Flags(node) {
+  const v8 = spawnSync(node, ['--v8-options'], { encoding: 'utf8' }).stdout || '';
+  const has = (flag) => new RegExp(`^\\s*${flag}\\b`, 'm').test(v8);
+  return ['--single-threaded', '--hash-seed=1', '--random-seed=1'].filter((f) => has(f.split('=')[0]));
+}
+
+/** Runs one case program under callgrind; returns its instruction total. */
+function count(node, flags, c, impl, ops) {
+  const log = path.join(os.tmpdir(), `instructions-${process.pid}.log`);
+  const file = path.join(__dirname, '..', 'instructions', c.file + '.js');
+  const args = [
+    '--tool=callgrind',
+    '--callgrind-out-file=/dev/null',
+    '--dump-instr=no',
+    `--log-file=${log}`,
+    node,
+    ...flags,
+    file,
+    '--impl',
+    impl,
+    '--ops',
+    String(ops),
+    '--param',
+    String(c.param || 0),
+  ];
+  const started = Date.now();
+  const child = spawnSync('valgrind', args, {
+    cwd: path.join(__dirname, '..', '..'),
+    encoding: 'utf8',
+    timeout: RUN_TIMEOUT_MS,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const text = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
+  fs.rmSync(log, { force: true });
+  const seconds = (Date.now() - started) / 1000;
+  const lines = (child.stdout || '').trim().split('\n');
+  let result = null;
+  try {
+    result = JSON.parse(lines[lines.length - 1]);
+  } catch (_) {
+    // reported below
+  }
+  const collected = /Collected : (\d+)/.exec(text);
+  if (child.status !== 0 || !result || !collected) {
+    const why = child.error ? child.error.message : `exit ${child.status}, signal ${child.signal}`;
+    throw new Error(`${c.id} --impl ${impl} --ops ${ops}: ${why}\n${child.stderr}\n${text.slice(-2000)}`);
+  }
+  if (result.unsupported) return { unsupported: result.unsupported, seconds };
+  return { instructions: Number(collected[1]), seconds };
+}
+
+/** Every repetition of one case: instructions per op, by implementation. */
+function measure(node, flags, c, reps) {
+  const row = { id: c.id, what: c.what, ops: c.ops, param: c.param || 0, addon: [], native: [], unsupported: {} };
+  for (let rep = 0; rep < reps; rep++) {
+    const order = rep % 2 === 0 ? IMPLS : IMPLS.slice().reverse();
+    for (const impl of order) {
+      const full = count(node, flags, c, impl, c.ops);
+      if (full.unsupported) {
+        row.unsupported[impl] = full.unsupported;
+        continue;
+      }
+      const empty = count(node, flags, c, impl, 0);
+      const perOp = (full.instructions - empty.instructions) / c.ops;
+      row[impl].push({ perOp, full: full.instructions, empty: empty.instructions });
+      process.stderr.write(
+        `  ${c.id} ${impl} rep ${rep + 1}/${reps}: ${perOp.toFixed(1)} instr/op ` +
+          `(${full.instructions} - ${empty.instructions}; ${full.seconds.toFixed(0)} s + ${empty.seconds.toFixed(0)} s)\n`
+      );
+    }
+  }
+  const mean = (runs) => (runs.length ? runs.reduce((s, r) => s + r.perOp, 0) / runs.length : null);
+  // Spread: (max - min) / mean of the repetitions, in percent.
+  const spread = (runs) => {
+    if (runs.length < 2) return null;
+    const v = runs.map((r) => r.perOp);
+    return ((Math.max(...v) - Math.min(...v)) / Math.abs(mean(runs))) * 100;
+  };
+  row.addonMean = mean(row.addon);
+  row.nativeMean = mean(row.native);
+  row.addonSpread = spread(row.addon);
+  row.nativeSpread = spread(row.native);
+  row.ratio = row.addonMean !== null && row.nativeMean ? row.addonMean / row.nativeMean : null;
+  return row;
+}
+
+function fmtInstr(value) {
+  if (value === null) return 'n/a';
+  return Math.round(value).toLocaleString('en-US');
+}
+
+function fmtSpread(value) {
+  return value === null ? '—' : `${value.toFixed(2)} %`;
+}
+
+function markdownTable(header, rows, rightAligned) {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
+  const line = (r) => '| ' + r.map((cell, c) => (rightAligned[c] ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join(' | ') + ' |';
+  const rule = '|' + widths.map((w, c) => (rightAligned[c] ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|') + '|';
+  return [line(header), rule].concat(rows.map(line)).join('\n');
+}
+
+function tables(rows) {
+  const main = markdownTable(
+    ['case', 'what', 'N', 'addon instr/op', 'native instr/op', 'ratio'],
+    rows.map((r) => [
+      r.id,
+      r.what,
+      r.ops.toLocaleString('en-US'),
+      r.addonMean === null ? (r.error ? 'error' : 'n/a') : fmtInstr(r.addonMean),
+      r.nativeMean === null ? (r.unsupported.native ? 'n/a' : 'error') : fmtInstr(r.nativeMean),
+      r.ratio === null ? '—' : r.ratio.toFixed(2),
+    ]),
+    [false, false, true, true, true, true]
+  );
+  const runs = (list) => (list.length ? list.map((x) => fmtInstr(x.perOp)).join(' / ') : 'n/a');
+  const spread = markdownTable(
+    ['case', 'addon, each run', 'spread', 'native, each run', 'spread'],
+    rows.map((r) => [r.id, runs(r.addon), fmtSpread(r.addonSpread), runs(r.native), fmtSpread(r.nativeSpread)]),
+    [false, true, true, true, true]
+  );
+  return { main, spread };
+}
+
+/** The commands, the set-up, the table and the spread of every measurement, as markdown. */
+function report(json) {
+  const commands = Array.from(new Set(json.rows.map((r) => r.command)));
+  const cores = Array.from(new Set(json.rows.map((r) => r.core).filter(Boolean)));
+  const dates = json.rows.map((r) => r.date).sort();
+  const reps = Array.from(new Set(json.rows.map((r) => r.reps)));
+  const { main: table, spread } = tables(json.rows);
+  const about =
+    `Node ${json.node} (V8 ${json.v8}, ${json.arch}), \`${json.flags.join(' ')}\`, under ${json.valgrind} ` +
+    `(callgrind, \`--callgrind-out-file=/dev/null --dump-instr=no\`); core: commit ${cores.join(', ') || 'unknown'}; ` +
+    `${dates[0]}${dates.length && dates[dates.length - 1] !== dates[0] ? ` to ${dates[dates.length - 1]}` : ''}. ` +
+    'instr/op = (instructions with N operations − instructions with 0) / N, the whole process (every thread), ' +
+    `mean of ${reps.join(' or ')} measurements; ratio = addon / native (lower is better).`;
+  return (
+    `Command${commands.length > 1 ? 's' : ''}: ${commands.map((c) => `\`${c}\``).join(', then ')}\n\n${about}\n\n${table}\n\n` +
+    'Each measurement (instructions per operation, one per run) and spread = (max − min) / mean:\n\n' +
+    `${spread}`
+  );
+}
+
+function runtimeInfo(node) {
+  const probe = spawnSync(node, ['-p', 'JSON.stringify([process.version, process.versions.v8, process.arch])'], {
+    encoding: 'utf8',
+  });
+  if (probe.status !== 0) throw new Error(`cannot run ${node}: ${probe.stderr || probe.error}`);
+  const [version, v8, arch] = JSON.parse(probe.stdout);
+  return { version, v8, arch };
+}
+
+function coreVersion() {
+  const git = (args) => spawnSync('git', args, { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8' });
+  const head = git(['rev-parse', '--short', 'HEAD']);
+  if (head.status !== 0) return null;
+  const dirty = git(['status', '--porcelain', '--', 'src', 'lib', 'index.js', 'binding.js', 'Cargo.toml']).stdout.trim();
+  return `${head.stdout.trim()}${dirty ? ' with uncommitted changes' : ''}`;
+}
+
+function main(argv) {
+  const options = parseArgs(argv);
+  const valgrind = spawnSync('valgrind', ['--version'], { encoding: 'utf8' });
+  if (valgrind.status !== 0) throw new Error('valgrind not found (Debian: apt-get install valgrind)');
+  const runtime = runtimeInfo(options.node);
+  const flags = v8Flags(options.node);
+  const command = ['node', 'benchmark/run.js'].concat(argv).join(' ');
+  if (!flags.includes('--single-threaded')) console.error('this Node has no --single-threaded: V8 threads are counted too');
+  console.error(`Node ${runtime.version} (${options.node}) ${flags.join(' ')}, ` +
+    `${valgrind.stdout.trim()}, ${options.reps} measurements per case and implementation`);
+
+  const started = Date.now();
+  const errors = [];
+  const rows = options.cases.map((c) => {
+    try {
+      return measure(options.node, flags, c, options.reps);
+    } catch (error) {
+      // One case failing (a crash under valgrind, a timeout) leaves the rest.
+      errors.push(error.message);
+      console.error(error.message);
+      return { id: c.id, what: c.what, ops: c.ops, param: c.param || 0, addon: [], native: [], unsupported: {},
+        error: error.message.split('\n')[0], addonMean: null, nativeMean: null, addonSpread: null, nativeSpread: null, ratio: null };
+    }
+  });
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const core = coreVersion();
+  const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  for (const row of rows) Object.assign(row, { command, date, reps: options.reps, core });
+  let json = {
+    kind: 'instructions',
+    node: runtime.version,
+    v8: runtime.v8,
+    arch: runtime.arch,
+    flags,
+    valgrind: valgrind.stdout.trim(),
+    date,
+    rows,
+  };
+  const file = path.join(__dirname, '..', 'results-instructions.json');
+  if (options.merge && fs.existsSync(file)) {
+    // Replace the rows measured now, keep the others (same Node only).
+    const old = JSON.parse(fs.readFileSync(file, 'utf8'));
+    if (old.node !== runtime.version) throw new Error(`--merge: ${file} is from Node ${old.node}, not ${runtime.version}`);
+    // (Rows of a file written before rows carried these: the file's own.)
+    for (const r of old.rows) {
+      for (const key of ['command', 'date', 'reps', 'core']) if (r[key] === undefined) r[key] = old[key];
+    }
+    const byId = new Map(old.rows.map((r) => [r.id, r]));
+    for (const row of rows) byId.set(row.id, row);
+    json.rows = CASES.map((c) => byId.get(c.id)).filter(Boolean);
+  }
+  console.log(`\n${report(json)}\n(this run: ${seconds} s)`);
+
+  if (options.write) {
+    fs.writeFileSync(path.join(__dirname, '..', 'results-instructions.md'),
+      '# Instruction counts\n\n' +
+      'Made by `benchmark/run.js --instructions`; see docs/performance.md ("Instruction counts").\n\n' +
+      report(json) + '\n');
+    fs.writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
+    console.error('wrote benchmark/results-instructions.md and benchmark/results-instructions.json');
+  }
+  if (errors.length) process.exitCode = 1;
+}
+
+module.exports = { main, CASES };

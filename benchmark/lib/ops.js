@@ -1,0 +1,53 @@
+'use strict';
+// What every instruction-count case shares (benchmark/instructions/*.js,
+// driven by `node benchmark/run.js --instructions`): the implementation
+// (--impl native|addon, as in harness.js), how many measured operations to
+// do (--ops N) and the case's parameter (--param P). run.js runs each case
+// under callgrind twice, with --ops N and with --ops 0 (same program, same
+// set-up and warm-up), and divides the difference in instructions by N. So
+// a case must do exactly the same work in both runs except for its measured
+// loop; it prints one JSON line and exits at once (process.exit), so that
+// nothing left pending (waiters, workers) makes the two runs end differently.
+
+const h = require('./harness');
+
+/** The integer value of `--name V`, or `fallback`. */
+function intArg(name, fallback) {
+  const at = process.argv.indexOf('--' + name);
+  if (at === -1) return fallback;
+  const value = Number(process.argv[at + 1]);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be an integer >= 0`);
+  return value;
+}
+
+/**
+ * Runs `main(impl, name, ops, param)`: the case's set-up, warm-up and `ops`
+ * measured operations. It returns (or resolves to) an object for the JSON
+ * line, or `{ unsupported: reason }`.
+ */
+function run(main) {
+  const name = implName();
+  const ops = intArg('ops', 0);
+  const param = intArg('param', 0);
+  const stop = h.keepAlive();
+  Promise.resolve()
+    .then(() => main(h.load(name), name, ops, param))
+    .then((result) => {
+      stop();
+      process.stdout.write(JSON.stringify(Object.assign({ impl: name, ops, param }, result)) + '\n');
+      process.exit(0); // stdout is a pipe: written synchronously on Linux
+    })
+    .catch((error) => {
+      console.error(error && error.stack ? error.stack : error);
+      process.exit(1);
+    });
+}
+
+function implName() {
+  const at = process.argv.indexOf('--impl');
+  const name = at === -1 ? 'addon' : process.argv[at + 1];
+  if (name !== 'native' && name !== 'addon') throw new Error(`--impl must be native or addon; got ${name}`);
+  return name;
+}
+
+module.exports = { run, intArg, check: h.check, load: h.load };
