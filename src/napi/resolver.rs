@@ -101,7 +101,12 @@ fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
   let mut unseen = Vec::new();
   for chunk in woken.chunks(SCOPE_CHUNK) {
     let mut taken = Unsettled::new();
+    // Where this chunk's ids start in `settling`: JS that spins the event
+    // loop from inside a chunk can settle another chunk nested in this one,
+    // which must take back only its own ids.
+    let mut mark = 0;
     let how = cell.with(|state| {
+      mark = state.settling.len();
       for woken in chunk {
         match state.pending.get_mut(woken.slot) {
           Some(pending) if pending.id == woken.id => {
@@ -135,7 +140,7 @@ fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
     // Now the slots are free (and so, at least, the counts and keep-alive
     // stay true).
     let _ = cell.with(|state| {
-      state.settling.clear();
+      state.settling.truncate(mark);
       for woken in chunk {
         if let Some(pending) = take_pending(state, woken) {
           if let Promise::Deferred { buffer, .. } = pending.promise {
