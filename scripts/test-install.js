@@ -281,6 +281,14 @@ function plan(options) {
   };
   const S = {}; // results shared between tasks
 
+  /** Runs scripts/<file> on this Node; its last line of output is the step's result. */
+  async function runScript(file, timeout) {
+    const script = path.join(root, 'scripts', file);
+    if (!fs.existsSync(script)) throw new Error(`scripts/${file} does not exist`);
+    const out = await must(process.execPath, [script], { timeout });
+    return out.trim().split('\n').slice(-1)[0];
+  }
+
   // --- pack -------------------------------------------------------------
   if (options.tarball) {
     add({
@@ -299,23 +307,13 @@ function plan(options) {
       groups: ['pack'],
       cpu: 2,
       timeout: 900000,
-      async run() {
-        const script = path.join(root, 'scripts', 'prebuild.js');
-        if (!fs.existsSync(script)) throw new Error('scripts/prebuild.js does not exist');
-        const out = await must(process.execPath, [script], { timeout: 900000 });
-        return out.trim().split('\n').slice(-1)[0];
-      },
+      run: () => runScript('prebuild.js', 900000),
     });
     add({
       name: 'pack: check-prebuilds',
       groups: ['pack'],
       deps: ['pack: prebuild'],
-      async run() {
-        const script = path.join(root, 'scripts', 'check-prebuilds.js');
-        if (!fs.existsSync(script)) throw new Error('scripts/check-prebuilds.js does not exist');
-        const out = await must(process.execPath, [script], { timeout: 120000 });
-        return out.trim().split('\n').slice(-1)[0];
-      },
+      run: () => runScript('check-prebuilds.js', 120000),
     });
     add({
       name: 'pack: npm pack',

@@ -104,6 +104,28 @@ function run(main) {
     });
 }
 
+/**
+ * The worker side of a ping-pong (benchmark/cases/ping-pong.js and
+ * benchmark/instructions/ping-pong.js): waits on ia[0]; an odd value is a
+ * ping, answered with the next (even) value and a notify; a negative value
+ * ends it.
+ */
+function echo(impl, ia) {
+  let seen = 0;
+  for (;;) {
+    impl.wait(ia, 0, seen); // returns once ia[0] !== seen
+    const v = Atomics.load(ia, 0);
+    if (v < 0) return;
+    if (v % 2 === 1) {
+      Atomics.store(ia, 0, v + 1);
+      impl.notify(ia, 0, 1);
+      seen = v + 1;
+    } else {
+      seen = v;
+    }
+  }
+}
+
 /** Fails the case loudly when a sanity check does not hold. */
 function check(condition, message) {
   if (!condition) throw new Error('benchmark sanity check failed: ' + message);
@@ -120,5 +142,6 @@ module.exports = {
   metric,
   run,
   check,
+  echo,
   performance,
 };

@@ -50,4 +50,4 @@ function implName() {
   return name;
 }
 
-module.exports = { run, intArg, check: h.check, load: h.load };
+module.exports = { run, intArg, check: h.check, load: h.load, echo: h.echo };
