@@ -8,26 +8,8 @@
 //! FIFO order holds, and no wake-up is lost between the value check and the
 //! enqueue.
 
-/// The registry's `crate::sync`, backed by loom.
-mod sync {
-  pub use loom::sync::atomic::{AtomicU64, AtomicUsize};
-
-  /// parking_lot's `lock()` returns the guard directly; so does this.
-  pub struct Mutex<T>(loom::sync::Mutex<T>);
-
-  impl<T> Mutex<T> {
-    pub fn new(value: T) -> Self {
-      Mutex(loom::sync::Mutex::new(value))
-    }
-
-    pub fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
-      self.0.lock().unwrap()
-    }
-  }
-
-  /// Few buckets keep each model small; collisions are exercised too.
-  pub const BUCKET_COUNT: usize = 2;
-}
+#[path = "common/loom_sync.rs"]
+mod sync;
 
 #[path = "../src/registry.rs"]
 #[allow(dead_code, reason = "only part of the registry is exercised here")]

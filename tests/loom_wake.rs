@@ -8,25 +8,8 @@
 //! counted twice, and a dying env is never signalled after its mailbox
 //! closed (for N-API: its released ThreadsafeFunction is never called).
 
-/// The core's `crate::sync`, backed by loom.
-mod sync {
-  pub use loom::sync::atomic::{AtomicU64, AtomicUsize};
-
-  /// parking_lot's `lock()` returns the guard directly; so does this.
-  pub struct Mutex<T>(loom::sync::Mutex<T>);
-
-  impl<T> Mutex<T> {
-    pub fn new(value: T) -> Self {
-      Mutex(loom::sync::Mutex::new(value))
-    }
-
-    pub fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
-      self.0.lock().unwrap()
-    }
-  }
-
-  pub const BUCKET_COUNT: usize = 2;
-}
+#[path = "common/loom_sync.rs"]
+mod sync;
 
 #[path = "../src/registry.rs"]
 #[allow(dead_code, reason = "only part of the registry is exercised here")]

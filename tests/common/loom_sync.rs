@@ -1,0 +1,21 @@
+//! The core's `crate::sync` (src/sync.rs), backed by loom, for the models
+//! that compile src/registry.rs and src/wake.rs against it
+//! (`#[path = "common/loom_sync.rs"] mod sync;`).
+
+pub use loom::sync::atomic::{AtomicU64, AtomicUsize};
+
+/// parking_lot's `lock()` returns the guard directly; so does this.
+pub struct Mutex<T>(loom::sync::Mutex<T>);
+
+impl<T> Mutex<T> {
+  pub fn new(value: T) -> Self {
+    Mutex(loom::sync::Mutex::new(value))
+  }
+
+  pub fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
+    self.0.lock().unwrap()
+  }
+}
+
+/// Few buckets keep each model small; collisions are exercised too.
+pub const BUCKET_COUNT: usize = 2;
