@@ -6,25 +6,52 @@
 // hand it a fake of each. index.js makes the real one (one per thread: every
 // worker has its own `Atomics` and its own copy of index.js).
 
-const { createAtomics } = require('./atomics');
+const { createAtomics, prepareWait } = require('./atomics');
+const { createLoaderRoute } = require('./node-loader');
+const { isMainThread } = require('worker_threads');
 
 const NAMES = ['waitAsync', 'wait', 'notify'];
+
+/**
+ * The `wait` found on `atomics` when it can block this thread (it answers
+ * "not-equal" to a value that is not there), else null: an engine that
+ * refuses to wait here throws before looking at the value.
+ */
+function usableWait(atomics) {
+  const wait = atomics.wait;
+  if (typeof wait !== 'function') return null;
+  try {
+    return wait.call(atomics, new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0) === 'not-equal' ? wait : null;
+  } catch (_) {
+    return null;
+  }
+}
 
 /**
  * @param {object} binding the native binding (see lib/atomics.js)
  * @param {object} atomics the `Atomics` object to patch
  * @param {object} [ponyfill] the package's `createAtomics(binding)` triple,
  *   when the caller has made it already (index.js has)
+ * @param {object} [versions] `process.versions`, which tells whether Node's
+ *   own module loader will call the installed functions (lib/node-loader.js)
  * @returns {{ install: Function }}
  */
-function createPolyfill(binding, atomics, ponyfill = createAtomics(binding)) {
+function createPolyfill(binding, atomics, ponyfill = createAtomics(binding), versions = process.versions) {
   // The `notify` found on `atomics` by the first install that patched it:
   // the engine's own, or whatever was there (another copy of this package,
   // with its own registry). Taken once, so a later forced install cannot
   // mistake our own notify, or a user's wrapper of it, for the original and
   // end up calling itself.
   let originalNotify = null;
+  let originalWait = null;
+  let mainThreadEngineWait = null;
+  let originalWaitAsync = null;
   let patchedOnce = false;
+
+  // On Node 18.19+ and 20, Node's module loader waits through whatever
+  // wait/waitAsync the global has when its hooks first load, and is woken by
+  // the engine's notify: its locks go to the original functions.
+  const isLoaderLock = createLoaderRoute(versions);
 
   // The installed notify goes through the package's notify, so validation
   // and coercion (valueOf calls included) happen once, in the spec's order,
@@ -44,9 +71,26 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding)) {
   // ('waitAsync' 4, 'wait' 4, 'notify' 3).
   const replacements = {
     waitAsync(typedArray, index, value, timeout) {
+      if (isLoaderLock !== null && originalWaitAsync !== null && isLoaderLock(typedArray, replacements.waitAsync)) {
+        return originalWaitAsync.call(atomics, typedArray, index, value, timeout);
+      }
       return ponyfill.waitAsync(typedArray, index, value, timeout);
     },
     wait(typedArray, index, value, timeout) {
+      // On the main thread, blocks in the engine's own wait. That is where
+      // synchronous RPC blocks (Node's module loader, esbuild's
+      // transformSync under tsx, synckit), to be woken by a worker that holds
+      // the engine's notify: one started with `execArgv: []`, which no -r
+      // preload reaches. The installed notify wakes it too, through its
+      // second step. The arguments are checked and coerced here first, so
+      // bad input gets the package's errors, which name the argument.
+      if (mainThreadEngineWait !== null) {
+        const { i, v, t } = prepareWait(typedArray, index, value, timeout);
+        return mainThreadEngineWait.call(atomics, typedArray, i, v, t);
+      }
+      if (originalWait !== null && isLoaderLock !== null && isLoaderLock(typedArray, replacements.wait)) {
+        return originalWait.call(atomics, typedArray, index, value, timeout);
+      }
       return ponyfill.wait(typedArray, index, value, timeout);
     },
     notify(typedArray, index, count) {
@@ -77,6 +121,9 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding)) {
     if (typeof atomics.waitAsync === 'function' && !force) return { installed: [], active: false };
     if (!patchedOnce) {
       originalNotify = typeof atomics.notify === 'function' ? atomics.notify : null;
+      originalWait = typeof atomics.wait === 'function' ? atomics.wait : null;
+      mainThreadEngineWait = isMainThread ? usableWait(atomics) : null;
+      originalWaitAsync = typeof atomics.waitAsync === 'function' ? atomics.waitAsync : null;
       patchedOnce = true;
     }
     for (const name of NAMES) {

@@ -41,6 +41,7 @@ const os = require('os');
 const path = require('path');
 const { cacheDir } = require('./lib/cache');
 const runtimes = require('./runtimes');
+const { toolPaths, isInstalled, installArgs } = require('./lib/tools');
 
 const root = path.join(__dirname, '..');
 const SMOKE = path.join(root, '__test__', 'install', 'smoke.js');
@@ -48,11 +49,6 @@ const PACKAGE = 'atomics-waitasync';
 const BINARY = 'atomics-waitasync.node';
 
 // Pinned: a cached tool is the one the test was written against.
-const TOOLS = {
-  // pnpm 12 is a native binary (@pnpm/exe.linux-x64, an optional dependency); bin/pnpm.mjs runs it.
-  pnpm: { package: 'pnpm', version: '12.21.0', bin: 'bin/pnpm.mjs' },
-  yarn: { package: '@yarnpkg/cli-dist', version: '4.18.1', bin: 'bin/yarn.js' },
-};
 const NODE_RUNTIMES = ['node12', 'node14', 'node16', 'node18', 'node20', 'node22', 'node24'];
 const ARM64_RUNTIMES = ['node20-arm64', 'node24-arm64'];
 const PREBUILDS = { 'linux-x64-gnu': /^(x86[-_]?64|x64|amd64|EM_X86_64|62)$/i, 'linux-arm64-gnu': /^(aarch64|arm64|EM_AARCH64|183)$/i };
@@ -414,23 +410,11 @@ function plan(options) {
       cpu: 0,
       timeout: 600000,
       async run() {
-        const tool = TOOLS[name];
-        const prefix = cacheDir('tools', `${name}-${tool.version}`);
-        const manifest = path.join(prefix, 'node_modules', tool.package, 'package.json');
-        const bin = path.join(prefix, 'node_modules', tool.package, tool.bin);
-        const installed = () => {
-          try {
-            return JSON.parse(fs.readFileSync(manifest, 'utf8')).version === tool.version && fs.existsSync(bin);
-          } catch (error) {
-            return false;
-          }
-        };
+        const { tool, bin } = toolPaths(name);
         S[name] = bin;
-        if (installed()) return `${tool.version}, cached`;
-        fs.writeFileSync(path.join(prefix, 'package.json'), '{"private":true}\n');
-        await must('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund',
-          '--ignore-scripts', '--loglevel=error', `${tool.package}@${tool.version}`], { timeout: 600000, env: cleanEnv() });
-        if (!installed()) throw new Error(`${tool.package}@${tool.version} did not install ${bin}`);
+        if (isInstalled(name)) return `${tool.version}, cached`;
+        await must('npm', installArgs(name), { timeout: 600000, env: cleanEnv() });
+        if (!isInstalled(name)) throw new Error(`${tool.package}@${tool.version} did not install ${bin}`);
         return `${tool.version}, installed`;
       },
     });
