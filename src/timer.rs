@@ -5,9 +5,11 @@
 //! map keyed by `(deadline, id)`, which is both the heap (its first entry is
 //! the next to expire) and the index a cancel needs (a notified waiter is
 //! taken out in O(log n), so nothing is left behind until its deadline).
-//! The thread sleeps in `recv_deadline` until the earliest deadline or the
-//! next message, whichever comes first, and hands every entry that has come
-//! due to the expire callback in one batch.
+//! The thread sleeps until the earliest deadline or the next message that
+//! must wake it, whichever comes first, and hands every entry that has come
+//! due to the expire callback in one batch. The loop itself is
+//! `handshake::run`, generic over its channel, clock and parking; this
+//! module gives it the real ones ([`Thread`]).
 //!
 //! Invariant: an `Add` for a waiter is sent before any `Cancel` for it can
 //! be (the caller sends `Add` under the registry lock that any notifier must
@@ -27,21 +29,21 @@
 //! After publishing, the thread looks at the channel once more before it
 //! parks, and a sender reads `sleep_until` after sending, both with SeqCst
 //! fences between, so one of them always sees the other (no lost wake-up):
-//! `handshake.rs`, model-checked by `tests/loom_handshake.rs`.
+//! `handshake.rs`, whose loop and handshake `tests/loom_handshake.rs`
+//! model-checks.
 //!
 //! The timer owns no JS handles and knows no N-API: the expire callback
 //! decides what a timeout means (usually: remove the waiter from the
 //! registry; if that succeeds, the waiter timed out).
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::{self, Thread};
-use std::time::Instant;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
-use crate::handshake::{Handshake, NO_DEADLINE};
+use crate::handshake::{self, Handshake, Message, Port, NO_DEADLINE};
 use crate::registry::WaiterId;
 
 /// One deadline: which waiter, on which key, expires when.
@@ -50,11 +52,6 @@ pub struct Deadline {
   pub at: Instant,
   pub id: WaiterId,
   pub key: usize,
-}
-
-enum Message {
-  Add(Deadline),
-  Cancel { at: Instant, id: WaiterId },
 }
 
 /// Messages that may wait in the channel before a sender wakes the thread
@@ -80,29 +77,76 @@ impl Shared {
   }
 }
 
+/// The notifier thread's [`Port`]: its end of the channel, the clock as
+/// nanoseconds after the epoch, and `std::thread::park`.
+struct Thread {
+  receiver: Receiver<Message<Deadline>>,
+  shared: Arc<Shared>,
+}
+
+impl Port for Thread {
+  type Item = Deadline;
+
+  fn try_recv(&self) -> Option<Message<Deadline>> {
+    self.receiver.try_recv().ok()
+  }
+
+  fn is_empty(&self) -> bool {
+    self.receiver.is_empty()
+  }
+
+  fn now(&self) -> u64 {
+    self.shared.nanos(Instant::now())
+  }
+
+  fn park(&self, until: u64) {
+    if until == NO_DEADLINE {
+      thread::park();
+    } else {
+      let at = self.shared.epoch + Duration::from_nanos(until);
+      thread::park_timeout(at.saturating_duration_since(Instant::now()));
+    }
+  }
+
+  fn alone(&self) -> bool {
+    Arc::strong_count(&self.shared) == 1
+  }
+
+  fn held(&self, count: usize) {
+    self.shared.pending.store(count, Ordering::Relaxed);
+  }
+
+  fn woke(&self) {
+    self.shared.wakes.fetch_add(1, Ordering::Relaxed);
+  }
+}
+
 /// Handle to the notifier thread. Dropping every handle ends the thread.
 pub struct Timer {
-  sender: Sender<Message>,
-  receiver: Receiver<Message>,
+  sender: Sender<Message<Deadline>>,
+  receiver: Receiver<Message<Deadline>>,
   shared: Arc<Shared>,
-  thread: Thread,
+  thread: thread::Thread,
 }
 
 impl Timer {
   /// Starts the notifier thread. `on_expire` runs on that thread with every
   /// deadline that has passed, earliest first; it must not panic.
   pub fn start(on_expire: impl FnMut(Vec<Deadline>) + Send + 'static) -> std::io::Result<Timer> {
-    let (sender, receiver) = unbounded::<Message>();
+    let (sender, receiver) = unbounded();
     let shared = Arc::new(Shared {
       handshake: Handshake::default(),
       epoch: Instant::now(),
       pending: AtomicUsize::new(0),
       wakes: AtomicUsize::new(0),
     });
-    let (thread_receiver, thread_shared) = (receiver.clone(), shared.clone());
+    let port = Thread {
+      receiver: receiver.clone(),
+      shared: shared.clone(),
+    };
     let handle = thread::Builder::new()
       .name("atomics-waitasync-notifier".into())
-      .spawn(move || run(thread_receiver, thread_shared, on_expire))?;
+      .spawn(move || handshake::run(&port, &port.shared.handshake, on_expire))?;
     Ok(Timer {
       sender,
       receiver,
@@ -125,9 +169,13 @@ impl Timer {
   /// it sleeps until a later deadline.
   #[must_use]
   pub fn schedule(&self, deadline: Deadline) -> bool {
-    // The receiver lives as long as any sender: send cannot fail.
-    let _ = self.sender.send(Message::Add(deadline));
     let at = self.shared.nanos(deadline.at);
+    // The receiver lives as long as any sender: send cannot fail.
+    let _ = self.sender.send(Message::Add {
+      at,
+      id: deadline.id,
+      item: deadline,
+    });
     self.shared.handshake.wake_for_add(at) || self.receiver.len() > BACKLOG
   }
 
@@ -140,8 +188,9 @@ impl Timer {
   /// Wakes the thread only if it sleeps until this very deadline (or
   /// messages pile up).
   pub fn cancel(&self, at: Instant, id: WaiterId) {
+    let at = self.shared.nanos(at);
     let _ = self.sender.send(Message::Cancel { at, id });
-    let sleeps_until_this = self.shared.handshake.wake_for_cancel(self.shared.nanos(at));
+    let sleeps_until_this = self.shared.handshake.wake_for_cancel(at);
     if sleeps_until_this || self.receiver.len() > BACKLOG {
       self.thread.unpark();
     }
@@ -162,53 +211,6 @@ impl Drop for Timer {
   fn drop(&mut self) {
     // Let the thread see that it is alone and end.
     self.thread.unpark();
-  }
-}
-
-fn run(receiver: Receiver<Message>, shared: Arc<Shared>, mut on_expire: impl FnMut(Vec<Deadline>)) {
-  let mut deadlines: BTreeMap<(Instant, WaiterId), usize> = BTreeMap::new();
-  loop {
-    // Take every message already queued before looking at the clock, so
-    // a burst of adds and cancels costs one wake-up.
-    for message in receiver.try_iter() {
-      match message {
-        Message::Add(d) => {
-          deadlines.insert((d.at, d.id), d.key);
-        }
-        Message::Cancel { at, id } => {
-          deadlines.remove(&(at, id));
-        }
-      }
-    }
-    let now = Instant::now();
-    let mut due = Vec::new();
-    while let Some(entry) = deadlines.first_entry() {
-      let (at, id) = *entry.key();
-      if at > now {
-        break;
-      }
-      let key = entry.remove();
-      due.push(Deadline { at, id, key });
-    }
-    shared.pending.store(deadlines.len(), Ordering::Relaxed);
-    if !due.is_empty() {
-      on_expire(due);
-      continue; // time passed in on_expire: look again before sleeping
-    }
-    let next = deadlines.first_key_value().map(|(&(at, _), _)| at);
-    let publish = next.map_or(NO_DEADLINE, |at| shared.nanos(at));
-    shared.handshake.before_park(publish);
-    if receiver.is_empty() {
-      match next {
-        Some(at) => thread::park_timeout(at.saturating_duration_since(Instant::now())),
-        None => thread::park(),
-      }
-      shared.wakes.fetch_add(1, Ordering::Relaxed);
-    }
-    shared.handshake.after_park();
-    if receiver.is_empty() && Arc::strong_count(&shared) == 1 {
-      return; // every Timer handle is gone
-    }
   }
 }
 

@@ -1,9 +1,11 @@
-//! Model checking of the notifier thread's sleep/wake handshake with loom:
-//! the very same `src/handshake.rs`, compiled against loom's atomics and
-//! fences, driven by a model of the thread's loop (`src/timer.rs run`) and
-//! of its senders (`Timer::schedule` / `Timer::cancel`). The channel is an
-//! atomic message count, written with Release and read with Acquire: weaker
-//! than crossbeam's channel, so what holds here holds there.
+//! Model checking of the notifier thread with loom: the very same
+//! `src/handshake.rs` (the thread's loop, `handshake::run`, and its
+//! sleep/wake handshake), compiled against loom's atomics and fences and
+//! run on a loom thread through a model [`Port`], against senders that do
+//! what `Timer::schedule` / `Timer::cancel` do (send, then ask the
+//! handshake whether to unpark). The channel is an atomic message count,
+//! written with Release and read with Acquire: weaker than crossbeam's
+//! channel, so what holds here holds there.
 //!
 //! A lost wake-up shows as the thread parked for good with a message it
 //! had to read: loom reports the deadlock.
@@ -15,9 +17,10 @@ mod sync {
 #[path = "../src/handshake.rs"]
 mod handshake;
 
+use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
-use handshake::{Handshake, NO_DEADLINE};
+use handshake::{Handshake, Message, Port};
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
@@ -30,42 +33,89 @@ const FAR: u64 = 1_000;
 /// `FAR`; a park until it ends by itself.
 const EARLY: u64 = 10;
 
-struct Notifier {
+/// One message of a model's script: an add (`true`) or a cancel, at, id.
+type Scripted = (bool, u64, u64);
+
+/// The channel: a fixed script, of which the first `sent` messages have
+/// been sent. A sender sends the next one with [`Channel::send`].
+struct Channel {
   handshake: Handshake,
-  /// Messages sent so far (the channel).
+  script: Vec<Scripted>,
   sent: AtomicUsize,
 }
 
-/// The thread's loop: read every message, then publish when it would wake,
-/// look at the channel once more, park if it is empty. Returns once it has
-/// read `expected` messages; if a sender failed to wake it from a park
-/// until `FAR`, it parks for good and loom reports a deadlock.
-fn notifier_loop(
-  notifier: &Notifier,
-  expected: usize,
-  mut earliest: u64,
-  reads: impl Fn(u64) -> u64,
-) {
-  let mut read = 0;
-  loop {
-    let sent = notifier.sent.load(Ordering::Acquire);
-    while read < sent {
-      read += 1;
-      earliest = reads(earliest);
-    }
-    if read == expected {
-      return;
-    }
-    notifier.handshake.before_park(earliest);
-    if notifier.sent.load(Ordering::Acquire) == read {
-      if earliest >= FAR {
-        thread::park(); // until FAR (or none): for good, in this model
-      } else {
-        thread::yield_now(); // a deadline soon: it wakes by itself
-      }
-    }
-    notifier.handshake.after_park();
+impl Channel {
+  /// `script`, of which the first `already` are in the channel when the
+  /// thread starts.
+  fn new(script: Vec<Scripted>, already: usize) -> Arc<Channel> {
+    Arc::new(Channel {
+      handshake: Handshake::default(),
+      script,
+      sent: AtomicUsize::new(already),
+    })
   }
+
+  fn send(&self) {
+    self.sent.fetch_add(1, Ordering::Release);
+  }
+}
+
+/// The thread's end: it has read `read` messages, and is done once it has
+/// read the whole script (then [`Port::alone`], and the loop returns).
+struct ModelPort {
+  channel: Arc<Channel>,
+  read: Cell<usize>,
+}
+
+impl Port for ModelPort {
+  type Item = ();
+
+  fn try_recv(&self) -> Option<Message<()>> {
+    let read = self.read.get();
+    if read == self.channel.sent.load(Ordering::Acquire) {
+      return None;
+    }
+    self.read.set(read + 1);
+    let (add, at, id) = self.channel.script[read];
+    Some(if add {
+      Message::Add { at, id, item: () }
+    } else {
+      Message::Cancel { at, id }
+    })
+  }
+
+  fn is_empty(&self) -> bool {
+    self.channel.sent.load(Ordering::Acquire) == self.read.get()
+  }
+
+  fn now(&self) -> u64 {
+    0 // no deadline comes due in these models
+  }
+
+  fn park(&self, until: u64) {
+    if until >= FAR {
+      thread::park(); // until FAR (or none): for good, in this model
+    } else {
+      thread::yield_now(); // a deadline soon: it wakes by itself
+    }
+  }
+
+  fn alone(&self) -> bool {
+    self.read.get() == self.channel.script.len()
+  }
+}
+
+/// Starts the thread's loop on `channel`; it must never expire anything.
+fn start(channel: &Arc<Channel>) -> thread::JoinHandle<()> {
+  let port = ModelPort {
+    channel: channel.clone(),
+    read: Cell::new(0),
+  };
+  thread::spawn(move || {
+    handshake::run(&port, &port.channel.handshake, |_| {
+      panic!("nothing comes due in this model")
+    })
+  })
 }
 
 /// Two senders add deadlines earlier than the one the thread sleeps until:
@@ -73,24 +123,21 @@ fn notifier_loop(
 #[test]
 fn an_earlier_deadline_always_wakes_the_thread() {
   loom::model(|| {
-    let notifier = Arc::new(Notifier {
-      handshake: Handshake::default(),
-      sent: AtomicUsize::new(0),
-    });
-    let thread_notifier = notifier.clone();
-    let receiver = thread::spawn(move || notifier_loop(&thread_notifier, 2, FAR, |_| EARLY));
+    let script = vec![(true, FAR, 0), (true, EARLY, 1), (true, EARLY, 2)];
+    let channel = Channel::new(script, 1);
+    let receiver = start(&channel);
     let handle = receiver.thread().clone();
     let other = {
-      let (notifier, handle) = (notifier.clone(), handle.clone());
+      let (channel, handle) = (channel.clone(), handle.clone());
       thread::spawn(move || {
-        notifier.sent.fetch_add(1, Ordering::Release);
-        if notifier.handshake.wake_for_add(EARLY) {
+        channel.send();
+        if channel.handshake.wake_for_add(EARLY) {
           handle.unpark();
         }
       })
     };
-    notifier.sent.fetch_add(1, Ordering::Release);
-    if notifier.handshake.wake_for_add(EARLY) {
+    channel.send();
+    if channel.handshake.wake_for_add(EARLY) {
       handle.unpark();
     }
     other.join().unwrap();
@@ -103,15 +150,11 @@ fn an_earlier_deadline_always_wakes_the_thread() {
 #[test]
 fn cancelling_the_first_deadline_wakes_the_thread() {
   loom::model(|| {
-    let notifier = Arc::new(Notifier {
-      handshake: Handshake::default(),
-      sent: AtomicUsize::new(0),
-    });
-    let thread_notifier = notifier.clone();
-    // Reading the cancel of its only deadline leaves it with none.
-    let receiver = thread::spawn(move || notifier_loop(&thread_notifier, 1, FAR, |_| NO_DEADLINE));
-    notifier.sent.fetch_add(1, Ordering::Release);
-    if notifier.handshake.wake_for_cancel(FAR) {
+    let script = vec![(true, FAR, 0), (false, FAR, 0)];
+    let channel = Channel::new(script, 1);
+    let receiver = start(&channel);
+    channel.send();
+    if channel.handshake.wake_for_cancel(FAR) {
       receiver.thread().unpark();
     }
     receiver.join().unwrap();
