@@ -29,12 +29,15 @@ pub const NO_DEADLINE: u64 = u64::MAX;
 pub struct Handshake {
   /// Written by the thread, read by senders; SeqCst, paired with fences.
   sleep_until: AtomicU64,
+  /// 1 once the sender side is gone for good ([`Handshake::close`]).
+  closed: AtomicU64,
 }
 
 impl Default for Handshake {
   fn default() -> Self {
     Handshake {
       sleep_until: AtomicU64::new(AWAKE),
+      closed: AtomicU64::new(0),
     }
   }
 }
@@ -70,6 +73,22 @@ impl Handshake {
     fence(Ordering::SeqCst);
     at == self.sleep_until.load(Ordering::SeqCst)
   }
+
+  /// The sender side goes for good (`Timer::drop`): marks the handshake
+  /// closed, then wakes the thread with `unpark`. The mark comes first, so
+  /// that the thread, whenever it looks, either sees it or has a wake-up
+  /// still to come after which it does. (A thread that ended when the
+  /// handle's reference count fell to one could wake from this unpark,
+  /// look before the count fell, and park for good.)
+  pub fn close(&self, unpark: impl FnOnce()) {
+    self.closed.store(1, Ordering::SeqCst);
+    unpark();
+  }
+
+  /// Whether [`Handshake::close`] was called.
+  pub fn closed(&self) -> bool {
+    self.closed.load(Ordering::SeqCst) != 0
+  }
 }
 
 /// A message from a sender to the notifier thread. Deadlines are
@@ -96,7 +115,8 @@ pub trait Port {
   /// `NO_DEADLINE`; it may return early.
   fn park(&self, until: u64);
   /// Whether every sender is gone: the loop then ends (it asks after
-  /// reading every message).
+  /// reading every message). The real thread's answer is
+  /// [`Handshake::closed`].
   fn alone(&self) -> bool;
   /// For tests: the thread holds `count` deadlines now.
   fn held(&self, _count: usize) {}

@@ -109,7 +109,7 @@ impl Port for Thread {
   }
 
   fn alone(&self) -> bool {
-    Arc::strong_count(&self.shared) == 1
+    self.shared.handshake.closed()
   }
 
   fn held(&self, count: usize) {
@@ -209,8 +209,8 @@ impl Timer {
 
 impl Drop for Timer {
   fn drop(&mut self) {
-    // Let the thread see that it is alone and end.
-    self.thread.unpark();
+    // The thread ends once it sees the handshake closed.
+    self.shared.handshake.close(|| self.thread.unpark());
   }
 }
 
@@ -373,6 +373,37 @@ mod tests {
         "the cancelled deadline is still held"
       );
       std::thread::sleep(Duration::from_millis(1));
+    }
+  }
+
+  /// Sends on its channel when dropped: the expire callback owns one, and
+  /// the thread drops the callback when it ends.
+  struct Ended(Sender<()>);
+
+  impl Drop for Ended {
+    fn drop(&mut self) {
+      let _ = self.0.send(());
+    }
+  }
+
+  #[test]
+  fn dropping_a_timer_ends_its_thread() {
+    // Many times: the thread may be parked, about to park, or just woken
+    // when the handle goes.
+    for round in 0..2_000 {
+      let (tx, ended) = unbounded();
+      let guard = Ended(tx);
+      let timer = Timer::start(move |_| {
+        let _ = &guard;
+      })
+      .unwrap();
+      if round % 2 == 0 {
+        timer.add(deadline(3_600_000, 1, Instant::now()));
+      }
+      drop(timer);
+      ended
+        .recv_timeout(Duration::from_secs(5))
+        .unwrap_or_else(|_| panic!("round {round}: the thread outlived its Timer"));
     }
   }
 

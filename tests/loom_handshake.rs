@@ -60,11 +60,21 @@ impl Channel {
   }
 }
 
-/// The thread's end: it has read `read` messages, and is done once it has
-/// read the whole script (then [`Port::alone`], and the loop returns).
+/// When the thread's loop ends ([`Port::alone`]).
+#[derive(Clone, Copy)]
+enum Ends {
+  /// Once it has read the whole script: a lost wake-up parks it for good.
+  ReadAll,
+  /// Once the sender side is dropped: `Handshake::close`, as `Timer::drop`
+  /// does it.
+  Dropped,
+}
+
+/// The thread's end: it has read `read` messages.
 struct ModelPort {
   channel: Arc<Channel>,
   read: Cell<usize>,
+  ends: Ends,
 }
 
 impl Port for ModelPort {
@@ -101,15 +111,19 @@ impl Port for ModelPort {
   }
 
   fn alone(&self) -> bool {
-    self.read.get() == self.channel.script.len()
+    match self.ends {
+      Ends::ReadAll => self.read.get() == self.channel.script.len(),
+      Ends::Dropped => self.channel.handshake.closed(),
+    }
   }
 }
 
 /// Starts the thread's loop on `channel`; it must never expire anything.
-fn start(channel: &Arc<Channel>) -> thread::JoinHandle<()> {
+fn start(channel: &Arc<Channel>, ends: Ends) -> thread::JoinHandle<()> {
   let port = ModelPort {
     channel: channel.clone(),
     read: Cell::new(0),
+    ends,
   };
   thread::spawn(move || {
     handshake::run(&port, &port.channel.handshake, |_| {
@@ -125,7 +139,7 @@ fn an_earlier_deadline_always_wakes_the_thread() {
   loom::model(|| {
     let script = vec![(true, FAR, 0), (true, EARLY, 1), (true, EARLY, 2)];
     let channel = Channel::new(script, 1);
-    let receiver = start(&channel);
+    let receiver = start(&channel, Ends::ReadAll);
     let handle = receiver.thread().clone();
     let other = {
       let (channel, handle) = (channel.clone(), handle.clone());
@@ -152,11 +166,25 @@ fn cancelling_the_first_deadline_wakes_the_thread() {
   loom::model(|| {
     let script = vec![(true, FAR, 0), (false, FAR, 0)];
     let channel = Channel::new(script, 1);
-    let receiver = start(&channel);
+    let receiver = start(&channel, Ends::ReadAll);
     channel.send();
     if channel.handshake.wake_for_cancel(FAR) {
       receiver.thread().unpark();
     }
+    receiver.join().unwrap();
+  });
+}
+
+/// Dropping the timer while its thread sleeps until a far deadline ends
+/// the thread, whenever the thread looks.
+#[test]
+fn dropping_the_timer_ends_the_thread() {
+  loom::model(|| {
+    let channel = Channel::new(vec![(true, FAR, 0)], 1);
+    let receiver = start(&channel, Ends::Dropped);
+    // Timer::drop, then the handle's fields go.
+    channel.handshake.close(|| receiver.thread().unpark());
+    drop(channel);
     receiver.join().unwrap();
   });
 }
