@@ -125,9 +125,9 @@ pub trait Port {
 }
 
 /// The notifier thread's loop: reads every message, hands every deadline
-/// that has passed to `on_expire` (earliest first), then sleeps until the
-/// earliest deadline left, through the handshake. Returns once
-/// [`Port::alone`].
+/// that has passed to `on_expire` (earliest first; a panic in it is
+/// caught), then sleeps until the earliest deadline left, through the
+/// handshake. Returns once [`Port::alone`].
 pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(Vec<P::Item>)) {
   // Ordered by (deadline, id): both the heap (its first entry is the next
   // to expire) and the index a cancel needs.
@@ -158,7 +158,11 @@ pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(V
     }
     port.held(deadlines.len());
     if !due.is_empty() {
-      on_expire(due);
+      // A panic ends this call only, not the thread: its deadlines are
+      // dropped (whatever the callback did not get to is lost), and every
+      // later one still expires. A dead notifier would never time anything
+      // out again.
+      let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_expire(due)));
       continue; // time passed in on_expire: look again before sleeping
     }
     let until = deadlines

@@ -131,7 +131,9 @@ pub struct Timer {
 
 impl Timer {
   /// Starts the notifier thread. `on_expire` runs on that thread with every
-  /// deadline that has passed, earliest first; it must not panic.
+  /// deadline that has passed, earliest first. It should not panic: a
+  /// panic is caught and the thread goes on, but the rest of that batch is
+  /// lost (its waiters would never time out).
   pub fn start(on_expire: impl FnMut(Vec<Deadline>) + Send + 'static) -> std::io::Result<Timer> {
     let (sender, receiver) = unbounded();
     let shared = Arc::new(Shared {
@@ -298,7 +300,8 @@ mod tests {
 
   #[test]
   fn an_idle_thread_sleeps_until_its_first_deadline() {
-    let timer = Timer::start(|_| panic!("nothing may expire")).unwrap();
+    let (tx, fired) = unbounded();
+    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
     let base = Instant::now();
     timer.add(deadline(3_600_000, 1, base));
     while timer.pending() != 1 {
@@ -315,6 +318,7 @@ mod tests {
     // wake-up (park may return early).
     let woke = timer.wakes_for_testing() - before;
     assert!(woke <= 1, "woke {woke} times in 300 ms with nothing due");
+    assert!(fired.try_recv().is_err(), "nothing may expire");
   }
 
   #[test]
@@ -359,7 +363,8 @@ mod tests {
 
   #[test]
   fn a_cancelled_far_deadline_is_dropped_long_before_it_would_expire() {
-    let timer = Timer::start(|_| panic!("nothing may expire")).unwrap();
+    let (tx, fired) = unbounded();
+    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
     let far = deadline(3_600_000, 1, Instant::now());
     timer.add(far);
     while timer.pending() == 0 {
@@ -374,6 +379,7 @@ mod tests {
       );
       std::thread::sleep(Duration::from_millis(1));
     }
+    assert!(fired.try_recv().is_err(), "nothing may expire");
   }
 
   /// Sends on its channel when dropped: the expire callback owns one, and
@@ -404,6 +410,32 @@ mod tests {
       ended
         .recv_timeout(Duration::from_secs(5))
         .unwrap_or_else(|_| panic!("round {round}: the thread outlived its Timer"));
+    }
+  }
+
+  #[test]
+  fn a_panicking_expire_callback_does_not_end_the_thread() {
+    let (tx, rx) = unbounded();
+    let (entered, panicking) = unbounded();
+    let mut first = true;
+    let timer = Timer::start(move |due: Vec<Deadline>| {
+      if std::mem::take(&mut first) {
+        entered.send(()).unwrap();
+        panic!("the expire callback panics (on purpose, in this test)");
+      }
+      tx.send(due).unwrap();
+    })
+    .unwrap();
+    let base = Instant::now();
+    timer.add(deadline(0, 1, base));
+    panicking.recv().unwrap();
+    // The thread keeps serving deadlines, and the callback keeps its state.
+    for id in 2..5 {
+      timer.add(deadline(0, id, base));
+      let due = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a deadline after the panic fired");
+      assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [id]);
     }
   }
 
