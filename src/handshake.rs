@@ -85,6 +85,12 @@ impl Handshake {
     unpark();
   }
 
+  /// What the thread has published: `AWAKE`, `NO_DEADLINE`, or the
+  /// deadline it parks (or is about to park) until. For tests.
+  pub fn published(&self) -> u64 {
+    self.sleep_until.load(Ordering::SeqCst)
+  }
+
   /// Whether [`Handshake::close`] was called.
   pub fn closed(&self) -> bool {
     self.closed.load(Ordering::SeqCst) != 0

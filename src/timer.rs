@@ -188,14 +188,16 @@ impl Timer {
 
   /// Forgets a deadline (its waiter was notified). Unknown ones are ignored.
   /// Wakes the thread only if it sleeps until this very deadline (or
-  /// messages pile up).
-  pub fn cancel(&self, at: Instant, id: WaiterId) {
+  /// messages pile up); returns whether it did.
+  pub fn cancel(&self, at: Instant, id: WaiterId) -> bool {
     let at = self.shared.nanos(at);
     let _ = self.sender.send(Message::Cancel { at, id });
     let sleeps_until_this = self.shared.handshake.wake_for_cancel(at);
-    if sleeps_until_this || self.receiver.len() > BACKLOG {
+    let wake = sleeps_until_this || self.receiver.len() > BACKLOG;
+    if wake {
       self.thread.unpark();
     }
+    wake
   }
 
   /// How many times the thread has come back from parking (for tests).
@@ -298,27 +300,60 @@ mod tests {
     assert_eq!(timer.pending(), 0);
   }
 
+  /// Spins (yielding) until `done`, for at most 5 s.
+  fn until(what: &str, done: impl Fn() -> bool) {
+    let give_up = Instant::now() + Duration::from_secs(5);
+    while !done() {
+      assert!(Instant::now() < give_up, "gave up waiting until {what}");
+      std::thread::yield_now();
+    }
+  }
+
   #[test]
   fn an_idle_thread_sleeps_until_its_first_deadline() {
     let (tx, fired) = unbounded();
     let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
     let base = Instant::now();
-    timer.add(deadline(3_600_000, 1, base));
-    while timer.pending() != 1 {
-      std::thread::yield_now();
+    let first = deadline(3_600_000, 1, base);
+    // Every unpark the test makes: the thread may come back from parking
+    // once for each, and never by itself (std's park does not return
+    // spuriously, and a park until `first` does not time out here).
+    let mut unparks = 0;
+    if timer.schedule(first) {
+      timer.wake();
+      unparks += 1;
     }
-    let before = timer.wakes_for_testing();
-    // A later deadline, added and cancelled, does not wake it either: the
-    // thread reads both messages before its first deadline can fire.
+    // It parks until its first deadline, not sooner.
+    let first_at = timer.shared.nanos(first.at);
+    until("it sleeps until its first deadline", || {
+      timer.shared.handshake.published() == first_at
+    });
+    // Neither a later deadline nor the cancel of one wakes it.
     let later = deadline(7_200_000, 2, base);
-    timer.add(later);
-    timer.cancel(later.at, later.id);
-    std::thread::sleep(Duration::from_millis(300));
-    // A thread that swept every 50 ms woke 6 times; allow one spurious
-    // wake-up (park may return early).
-    let woke = timer.wakes_for_testing() - before;
-    assert!(woke <= 1, "woke {woke} times in 300 ms with nothing due");
-    assert!(fired.try_recv().is_err(), "nothing may expire");
+    assert!(!timer.schedule(later), "a later deadline woke it");
+    assert!(
+      !timer.cancel(later.at, later.id),
+      "the cancel of a later deadline woke it"
+    );
+    // One due now does, and it then reads all three messages.
+    assert!(
+      timer.schedule(deadline(0, 3, base)),
+      "a due deadline did not wake it"
+    );
+    timer.wake();
+    unparks += 1;
+    let due = fired.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [3]);
+    until("it sleeps until its first deadline again", || {
+      timer.shared.handshake.published() == first_at
+    });
+    assert_eq!(timer.pending(), 1, "holds the first deadline only");
+    let wakes = timer.wakes_for_testing();
+    assert!(
+      wakes <= unparks,
+      "came back from parking {wakes} times for {unparks} unparks"
+    );
+    assert!(fired.try_recv().is_err(), "nothing else expired");
   }
 
   #[test]

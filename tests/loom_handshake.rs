@@ -15,6 +15,10 @@ mod sync {
 }
 
 #[path = "../src/handshake.rs"]
+#[allow(
+  dead_code,
+  reason = "Handshake::published is for the timer's unit tests"
+)]
 mod handshake;
 
 use std::cell::Cell;
