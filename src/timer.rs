@@ -475,6 +475,104 @@ mod tests {
   }
 
   #[test]
+  fn a_backlog_past_the_bound_loses_nothing_and_blocks_nobody() {
+    let (timer, open, rx) = gated();
+    let timer = Arc::new(timer);
+    let base = Instant::now();
+    // While the thread is held, nothing but the backlog asks for a wake-up:
+    // the first add that passes the bound does. (On a thread of its own,
+    // as every sender here: a send that blocked would fail the test, not
+    // hang it.)
+    let (finished, done) = unbounded();
+    let first = {
+      let (timer, finished) = (timer.clone(), finished.clone());
+      std::thread::spawn(move || {
+        let wakes: Vec<bool> = (0..=BACKLOG as u64)
+          .map(|id| timer.schedule(deadline(0, id, base)))
+          .collect();
+        finished.send(()).unwrap();
+        wakes
+      })
+    };
+    done
+      .recv_timeout(Duration::from_secs(5))
+      .expect("a sender blocked while the thread was held");
+    let wakes = first.join().unwrap();
+    assert_eq!(wakes.iter().position(|&w| w), Some(BACKLOG));
+    assert_eq!(wakes.iter().filter(|&&w| w).count(), 1);
+    // Two more senders, adding and cancelling three times the bound each:
+    // none blocks on the held thread.
+    const EACH: u64 = 3 * BACKLOG as u64;
+    for sender in 1..=2 {
+      let (timer, finished) = (timer.clone(), finished.clone());
+      std::thread::spawn(move || {
+        for i in 0..EACH {
+          let d = deadline(0, sender * EACH + i, base);
+          timer.add(d);
+          if i % 2 == 1 {
+            timer.cancel(d.at, d.id);
+          }
+        }
+        finished.send(()).unwrap();
+      });
+    }
+    for _ in 1..=2 {
+      done
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a sender blocked while the thread was held");
+    }
+    assert!(timer.receiver.len() > 3 * BACKLOG, "messages piled up");
+    // Once free, the thread reads them all in one go: every deadline not
+    // cancelled fires once, no cancelled one does.
+    open.send(()).unwrap();
+    let mut expected: Vec<WaiterId> = (0..=BACKLOG as u64).collect();
+    expected.extend((EACH..3 * EACH).filter(|id| id % 2 == 0));
+    let mut fired = Vec::new();
+    while fired.len() < expected.len() {
+      let (_, due) = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("deadlines keep firing");
+      fired.extend(due.iter().map(|d| d.id));
+    }
+    fired.sort_unstable();
+    assert_eq!(fired, expected);
+    until("the thread holds nothing", || timer.pending() == 0);
+    assert!(rx.try_recv().is_err(), "a cancelled deadline fired");
+  }
+
+  #[test]
+  fn a_backlog_wakes_a_thread_that_sleeps_until_a_far_deadline() {
+    let (tx, fired) = unbounded();
+    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
+    let base = Instant::now();
+    let first = deadline(3_600_000, 0, base);
+    timer.add(first);
+    let first_at = timer.shared.nanos(first.at);
+    until("it sleeps until its first deadline", || {
+      timer.shared.handshake.published() == first_at
+    });
+    // Later deadlines: none wakes it, but past the bound they do together.
+    let later: Vec<Deadline> = (1..=BACKLOG as u64 + 1)
+      .map(|id| deadline(7_200_000, id, base))
+      .collect();
+    for &d in &later {
+      timer.add(d);
+    }
+    until("it took every later deadline", || {
+      timer.pending() == later.len() + 1
+    });
+    // The same for their cancels.
+    until("it sleeps until its first deadline again", || {
+      timer.shared.handshake.published() == first_at
+    });
+    for d in &later {
+      timer.cancel(d.at, d.id);
+    }
+    until("it dropped every later deadline", || timer.pending() == 1);
+    assert!(fired.try_recv().is_err(), "nothing may expire");
+  }
+
+  #[test]
   fn many_adds_from_many_threads_all_fire() {
     let (tx, rx) = unbounded();
     let timer = Arc::new(Timer::start(move |due| tx.send(due.len()).unwrap()).unwrap());
