@@ -33,6 +33,21 @@
 const { performance } = require('perf_hooks');
 const { isSharedArrayBuffer, isInt32Array } = require('util').types;
 const { describe } = require('./describe');
+const { IntrinsicPromise } = require('./pending');
+
+// Every promise here is an intrinsic %Promise%, made and chained with
+// %Promise%'s own functions, taken at load: never the global Promise of the
+// moment, which a program may have replaced (zone.js, bluebird, core-js, a
+// subclass, one whose constructor throws) and which would change what the
+// lock returns or break it (an acquire() that took the lock and then threw
+// would leave it held for good). See lib/pending.js.
+const promiseResolveFn = IntrinsicPromise.resolve;
+const promiseRejectFn = IntrinsicPromise.reject;
+const promiseThenFn = IntrinsicPromise.prototype.then;
+const promiseResolve = (value) => Reflect.apply(promiseResolveFn, IntrinsicPromise, [value]);
+const promiseReject = (reason) => Reflect.apply(promiseRejectFn, IntrinsicPromise, [reason]);
+const promiseThen = (promise, onFulfilled, onRejected) =>
+  Reflect.apply(promiseThenFn, promise, [onFulfilled, onRejected]);
 
 const UNLOCKED = 0;
 const LOCKED = 1;
@@ -115,7 +130,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     if (symbolAsyncDispose) {
       release[symbolAsyncDispose] = () => {
         release();
-        return Promise.resolve();
+        return promiseResolve();
       };
     }
     return release;
@@ -153,7 +168,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
    */
   function waitLoop(lock, step, ms, signal) {
     const { i32a, index } = lock;
-    return new Promise((resolve, reject) => {
+    return new IntrinsicPromise((resolve, reject) => {
       const deadline = ms === Infinity ? Infinity : performance.now() + ms;
       let queued = false; // one waitAsync of ours is pending
       let aborted = null; // the abort reason, once aborted
@@ -177,7 +192,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
           const result = waitAsync(i32a, index, CONTENDED, remaining);
           if (result.async) {
             queued = true;
-            result.value.then(onSettled);
+            promiseThen(result.value, onSettled);
             return;
           }
           woken = false; // 'not-equal': the word changed, look again
@@ -212,15 +227,15 @@ function createAsyncLock({ wait, waitAsync, notify }) {
    */
   function acquireOrWait(lock, options) {
     const { timeout, signal } = validateOptions(options);
-    if (signal && signal.aborted) return Promise.reject(abortReason(signal));
+    if (signal && signal.aborted) return promiseReject(abortReason(signal));
     const { i32a, index } = lock;
     if (Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) === UNLOCKED) {
       lock[kHeld] = true;
       return null;
     }
-    if (timeout === 0) return Promise.reject(timeoutError(0));
+    if (timeout === 0) return promiseReject(timeoutError(0));
     const take = () => Atomics.exchange(i32a, index, CONTENDED) === UNLOCKED;
-    return waitLoop(lock, take, timeout, signal).then(() => {
+    return promiseThen(waitLoop(lock, take, timeout, signal), () => {
       lock[kHeld] = true;
     });
   }
@@ -231,13 +246,14 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     try {
       result = f();
     } catch (error) {
-      return releaseThen(lock, () => Promise.reject(error));
+      return releaseThen(lock, () => promiseReject(error));
     }
     if (result !== null && (typeof result === 'object' || typeof result === 'function')) {
       // Possibly a promise or thenable: hold the lock until it settles.
-      return Promise.resolve(result).then(
+      return promiseThen(
+        promiseResolve(result),
         (value) => releaseThen(lock, () => value),
-        (error) => releaseThen(lock, () => Promise.reject(error))
+        (error) => releaseThen(lock, () => promiseReject(error))
       );
     }
     return releaseThen(lock, () => result);
@@ -248,9 +264,9 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     try {
       lock.unlock();
     } catch (error) {
-      return Promise.reject(error);
+      return promiseReject(error);
     }
-    return Promise.resolve(next());
+    return promiseResolve(next());
   }
 
   /**
@@ -403,7 +419,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      */
     executeLocked(f, options) {
       if (typeof f !== 'function') {
-        return Promise.reject(new TypeError(`The "f" argument must be a function. Received ${describe(f)}`));
+        return promiseReject(new TypeError(`The "f" argument must be a function. Received ${describe(f)}`));
       }
       if (options === undefined && Atomics.compareExchange(this.i32a, this.index, UNLOCKED, LOCKED) === UNLOCKED) {
         this[kHeld] = true;
@@ -413,10 +429,10 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       try {
         waiting = acquireOrWait(this, options);
       } catch (error) {
-        return Promise.reject(error);
+        return promiseReject(error);
       }
       if (waiting === null) return runHeld(this, f);
-      return waiting.then(() => runHeld(this, f));
+      return promiseThen(waiting, () => runHeld(this, f));
     }
 
     /** `executeLocked(f, options)` under async-mutex's name. */
@@ -439,10 +455,10 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       try {
         waiting = acquireOrWait(this, options);
       } catch (error) {
-        return Promise.reject(error);
+        return promiseReject(error);
       }
-      if (waiting === null) return Promise.resolve(makeReleaser(this));
-      return waiting.then(() => makeReleaser(this));
+      if (waiting === null) return promiseResolve(makeReleaser(this));
+      return promiseThen(waiting, () => makeReleaser(this));
     }
 
     /**
@@ -469,13 +485,13 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       try {
         parsed = validateOptions(options);
       } catch (error) {
-        return Promise.reject(error);
+        return promiseReject(error);
       }
       const { timeout, signal } = parsed;
-      if (signal && signal.aborted) return Promise.reject(abortReason(signal));
+      if (signal && signal.aborted) return promiseReject(abortReason(signal));
       const { i32a, index } = this;
-      if (Atomics.load(i32a, index) === UNLOCKED) return Promise.resolve();
-      if (timeout === 0) return Promise.reject(timeoutError(0));
+      if (Atomics.load(i32a, index) === UNLOCKED) return promiseResolve();
+      if (timeout === 0) return promiseReject(timeoutError(0));
       const free = (woken) => {
         for (;;) {
           const state = Atomics.load(i32a, index);

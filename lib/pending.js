@@ -115,4 +115,4 @@ function pendingPromises(binding) {
   return table;
 }
 
-module.exports = { pendingPromises, kTable };
+module.exports = { pendingPromises, kTable, IntrinsicPromise };

@@ -1,6 +1,9 @@
-//! The notifier thread's sleep/wake handshake with its senders, apart from
-//! the thread so that `tests/loom_handshake.rs` can model-check this very
-//! code (through `crate::sync`) against loom's atomics and fences.
+//! The notifier thread's loop and its sleep/wake handshake with its
+//! senders, apart from `timer.rs` and generic over what the loop runs
+//! against (a [`Port`]: its end of the channel, its clock, how it parks),
+//! so that `tests/loom_handshake.rs` model-checks this very code: the loop
+//! below and the handshake, through `crate::sync`, against loom's atomics,
+//! fences and threads. The real thread's port is in `timer.rs`.
 //!
 //! The thread publishes when it will wake by itself (`before_park`), then
 //! looks at its channel once more and parks only if it is still empty. A
@@ -10,6 +13,7 @@
 //! sees the message and does not park, or the sender sees the published
 //! deadline and unparks it when it must. No wake-up is lost.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use crate::sync::{fence, AtomicU64};
@@ -25,12 +29,15 @@ pub const NO_DEADLINE: u64 = u64::MAX;
 pub struct Handshake {
   /// Written by the thread, read by senders; SeqCst, paired with fences.
   sleep_until: AtomicU64,
+  /// 1 once the sender side is gone for good ([`Handshake::close`]).
+  closed: AtomicU64,
 }
 
 impl Default for Handshake {
   fn default() -> Self {
     Handshake {
       sleep_until: AtomicU64::new(AWAKE),
+      closed: AtomicU64::new(0),
     }
   }
 }
@@ -65,5 +72,113 @@ impl Handshake {
   pub fn wake_for_cancel(&self, at: u64) -> bool {
     fence(Ordering::SeqCst);
     at == self.sleep_until.load(Ordering::SeqCst)
+  }
+
+  /// The sender side goes for good (`Timer::drop`): marks the handshake
+  /// closed, then wakes the thread with `unpark`. The mark comes first, so
+  /// that the thread, whenever it looks, either sees it or has a wake-up
+  /// still to come after which it does. (A thread that ended when the
+  /// handle's reference count fell to one could wake from this unpark,
+  /// look before the count fell, and park for good.)
+  pub fn close(&self, unpark: impl FnOnce()) {
+    self.closed.store(1, Ordering::SeqCst);
+    unpark();
+  }
+
+  /// What the thread has published: `AWAKE`, `NO_DEADLINE`, or the
+  /// deadline it parks (or is about to park) until. For tests.
+  pub fn published(&self) -> u64 {
+    self.sleep_until.load(Ordering::SeqCst)
+  }
+
+  /// Whether [`Handshake::close`] was called.
+  pub fn closed(&self) -> bool {
+    self.closed.load(Ordering::SeqCst) != 0
+  }
+}
+
+/// A message from a sender to the notifier thread. Deadlines are
+/// nanoseconds after the thread's epoch (at least 1); `item` is what the
+/// expire callback gets back when the deadline passes.
+pub enum Message<T> {
+  Add { at: u64, id: u64, item: T },
+  Cancel { at: u64, id: u64 },
+}
+
+/// What the notifier loop runs against. The real thread's port
+/// (`timer.rs`) is a crossbeam channel, `Instant` and `std::thread::park`;
+/// the loom model's is an atomic message count and loom's `park`.
+pub trait Port {
+  /// What a deadline carries back to the expire callback.
+  type Item;
+  /// The next message already sent, if any; never blocks.
+  fn try_recv(&self) -> Option<Message<Self::Item>>;
+  /// Whether no message waits in the channel.
+  fn is_empty(&self) -> bool;
+  /// Now, in the deadlines' units.
+  fn now(&self) -> u64;
+  /// Parks the thread until `until`, or until unparked if `until` is
+  /// `NO_DEADLINE`; it may return early.
+  fn park(&self, until: u64);
+  /// Whether every sender is gone: the loop then ends (it asks after
+  /// reading every message). The real thread's answer is
+  /// [`Handshake::closed`].
+  fn alone(&self) -> bool;
+  /// For tests: the thread holds `count` deadlines now.
+  fn held(&self, _count: usize) {}
+  /// For tests: the thread came back from parking.
+  fn woke(&self) {}
+}
+
+/// The notifier thread's loop: reads every message, hands every deadline
+/// that has passed to `on_expire` (earliest first; a panic in it is
+/// caught), then sleeps until the earliest deadline left, through the
+/// handshake. Returns once [`Port::alone`].
+pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(Vec<P::Item>)) {
+  // Ordered by (deadline, id): both the heap (its first entry is the next
+  // to expire) and the index a cancel needs.
+  let mut deadlines: BTreeMap<(u64, u64), P::Item> = BTreeMap::new();
+  loop {
+    // Take every message already queued before looking at the clock, so
+    // a burst of adds and cancels costs one wake-up.
+    while let Some(message) = port.try_recv() {
+      match message {
+        Message::Add { at, id, item } => {
+          deadlines.insert((at, id), item);
+        }
+        Message::Cancel { at, id } => {
+          deadlines.remove(&(at, id));
+        }
+      }
+    }
+    if port.alone() {
+      return; // every sender is gone: no deadline matters any more
+    }
+    let now = port.now();
+    let mut due = Vec::new();
+    while let Some(entry) = deadlines.first_entry() {
+      if entry.key().0 > now {
+        break;
+      }
+      due.push(entry.remove());
+    }
+    port.held(deadlines.len());
+    if !due.is_empty() {
+      // A panic ends this call only, not the thread: its deadlines are
+      // dropped (whatever the callback did not get to is lost), and every
+      // later one still expires. A dead notifier would never time anything
+      // out again.
+      let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_expire(due)));
+      continue; // time passed in on_expire: look again before sleeping
+    }
+    let until = deadlines
+      .first_key_value()
+      .map_or(NO_DEADLINE, |(&(at, _), _)| at);
+    handshake.before_park(until);
+    if port.is_empty() {
+      port.park(until);
+      port.woke();
+    }
+    handshake.after_park();
   }
 }

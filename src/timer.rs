@@ -5,9 +5,11 @@
 //! map keyed by `(deadline, id)`, which is both the heap (its first entry is
 //! the next to expire) and the index a cancel needs (a notified waiter is
 //! taken out in O(log n), so nothing is left behind until its deadline).
-//! The thread sleeps in `recv_deadline` until the earliest deadline or the
-//! next message, whichever comes first, and hands every entry that has come
-//! due to the expire callback in one batch.
+//! The thread sleeps until the earliest deadline or the next message that
+//! must wake it, whichever comes first, and hands every entry that has come
+//! due to the expire callback in one batch. The loop itself is
+//! `handshake::run`, generic over its channel, clock and parking; this
+//! module gives it the real ones ([`Thread`]).
 //!
 //! Invariant: an `Add` for a waiter is sent before any `Cancel` for it can
 //! be (the caller sends `Add` under the registry lock that any notifier must
@@ -27,21 +29,21 @@
 //! After publishing, the thread looks at the channel once more before it
 //! parks, and a sender reads `sleep_until` after sending, both with SeqCst
 //! fences between, so one of them always sees the other (no lost wake-up):
-//! `handshake.rs`, model-checked by `tests/loom_handshake.rs`.
+//! `handshake.rs`, whose loop and handshake `tests/loom_handshake.rs`
+//! model-checks.
 //!
 //! The timer owns no JS handles and knows no N-API: the expire callback
 //! decides what a timeout means (usually: remove the waiter from the
 //! registry; if that succeeds, the waiter timed out).
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::{self, Thread};
-use std::time::Instant;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
-use crate::handshake::{Handshake, NO_DEADLINE};
+use crate::handshake::{self, Handshake, Message, Port, NO_DEADLINE};
 use crate::registry::WaiterId;
 
 /// One deadline: which waiter, on which key, expires when.
@@ -50,11 +52,6 @@ pub struct Deadline {
   pub at: Instant,
   pub id: WaiterId,
   pub key: usize,
-}
-
-enum Message {
-  Add(Deadline),
-  Cancel { at: Instant, id: WaiterId },
 }
 
 /// Messages that may wait in the channel before a sender wakes the thread
@@ -80,29 +77,78 @@ impl Shared {
   }
 }
 
+/// The notifier thread's [`Port`]: its end of the channel, the clock as
+/// nanoseconds after the epoch, and `std::thread::park`.
+struct Thread {
+  receiver: Receiver<Message<Deadline>>,
+  shared: Arc<Shared>,
+}
+
+impl Port for Thread {
+  type Item = Deadline;
+
+  fn try_recv(&self) -> Option<Message<Deadline>> {
+    self.receiver.try_recv().ok()
+  }
+
+  fn is_empty(&self) -> bool {
+    self.receiver.is_empty()
+  }
+
+  fn now(&self) -> u64 {
+    self.shared.nanos(Instant::now())
+  }
+
+  fn park(&self, until: u64) {
+    if until == NO_DEADLINE {
+      thread::park();
+    } else {
+      let at = self.shared.epoch + Duration::from_nanos(until);
+      thread::park_timeout(at.saturating_duration_since(Instant::now()));
+    }
+  }
+
+  fn alone(&self) -> bool {
+    self.shared.handshake.closed()
+  }
+
+  fn held(&self, count: usize) {
+    self.shared.pending.store(count, Ordering::Relaxed);
+  }
+
+  fn woke(&self) {
+    self.shared.wakes.fetch_add(1, Ordering::Relaxed);
+  }
+}
+
 /// Handle to the notifier thread. Dropping every handle ends the thread.
 pub struct Timer {
-  sender: Sender<Message>,
-  receiver: Receiver<Message>,
+  sender: Sender<Message<Deadline>>,
+  receiver: Receiver<Message<Deadline>>,
   shared: Arc<Shared>,
-  thread: Thread,
+  thread: thread::Thread,
 }
 
 impl Timer {
   /// Starts the notifier thread. `on_expire` runs on that thread with every
-  /// deadline that has passed, earliest first; it must not panic.
+  /// deadline that has passed, earliest first. It should not panic: a
+  /// panic is caught and the thread goes on, but the rest of that batch is
+  /// lost (its waiters would never time out).
   pub fn start(on_expire: impl FnMut(Vec<Deadline>) + Send + 'static) -> std::io::Result<Timer> {
-    let (sender, receiver) = unbounded::<Message>();
+    let (sender, receiver) = unbounded();
     let shared = Arc::new(Shared {
       handshake: Handshake::default(),
       epoch: Instant::now(),
       pending: AtomicUsize::new(0),
       wakes: AtomicUsize::new(0),
     });
-    let (thread_receiver, thread_shared) = (receiver.clone(), shared.clone());
+    let port = Thread {
+      receiver: receiver.clone(),
+      shared: shared.clone(),
+    };
     let handle = thread::Builder::new()
       .name("atomics-waitasync-notifier".into())
-      .spawn(move || run(thread_receiver, thread_shared, on_expire))?;
+      .spawn(move || handshake::run(&port, &port.shared.handshake, on_expire))?;
     Ok(Timer {
       sender,
       receiver,
@@ -125,9 +171,13 @@ impl Timer {
   /// it sleeps until a later deadline.
   #[must_use]
   pub fn schedule(&self, deadline: Deadline) -> bool {
-    // The receiver lives as long as any sender: send cannot fail.
-    let _ = self.sender.send(Message::Add(deadline));
     let at = self.shared.nanos(deadline.at);
+    // The receiver lives as long as any sender: send cannot fail.
+    let _ = self.sender.send(Message::Add {
+      at,
+      id: deadline.id,
+      item: deadline,
+    });
     self.shared.handshake.wake_for_add(at) || self.receiver.len() > BACKLOG
   }
 
@@ -138,13 +188,16 @@ impl Timer {
 
   /// Forgets a deadline (its waiter was notified). Unknown ones are ignored.
   /// Wakes the thread only if it sleeps until this very deadline (or
-  /// messages pile up).
-  pub fn cancel(&self, at: Instant, id: WaiterId) {
+  /// messages pile up); returns whether it did.
+  pub fn cancel(&self, at: Instant, id: WaiterId) -> bool {
+    let at = self.shared.nanos(at);
     let _ = self.sender.send(Message::Cancel { at, id });
-    let sleeps_until_this = self.shared.handshake.wake_for_cancel(self.shared.nanos(at));
-    if sleeps_until_this || self.receiver.len() > BACKLOG {
+    let sleeps_until_this = self.shared.handshake.wake_for_cancel(at);
+    let wake = sleeps_until_this || self.receiver.len() > BACKLOG;
+    if wake {
       self.thread.unpark();
     }
+    wake
   }
 
   /// How many times the thread has come back from parking (for tests).
@@ -160,55 +213,8 @@ impl Timer {
 
 impl Drop for Timer {
   fn drop(&mut self) {
-    // Let the thread see that it is alone and end.
-    self.thread.unpark();
-  }
-}
-
-fn run(receiver: Receiver<Message>, shared: Arc<Shared>, mut on_expire: impl FnMut(Vec<Deadline>)) {
-  let mut deadlines: BTreeMap<(Instant, WaiterId), usize> = BTreeMap::new();
-  loop {
-    // Take every message already queued before looking at the clock, so
-    // a burst of adds and cancels costs one wake-up.
-    for message in receiver.try_iter() {
-      match message {
-        Message::Add(d) => {
-          deadlines.insert((d.at, d.id), d.key);
-        }
-        Message::Cancel { at, id } => {
-          deadlines.remove(&(at, id));
-        }
-      }
-    }
-    let now = Instant::now();
-    let mut due = Vec::new();
-    while let Some(entry) = deadlines.first_entry() {
-      let (at, id) = *entry.key();
-      if at > now {
-        break;
-      }
-      let key = entry.remove();
-      due.push(Deadline { at, id, key });
-    }
-    shared.pending.store(deadlines.len(), Ordering::Relaxed);
-    if !due.is_empty() {
-      on_expire(due);
-      continue; // time passed in on_expire: look again before sleeping
-    }
-    let next = deadlines.first_key_value().map(|(&(at, _), _)| at);
-    let publish = next.map_or(NO_DEADLINE, |at| shared.nanos(at));
-    shared.handshake.before_park(publish);
-    if receiver.is_empty() {
-      match next {
-        Some(at) => thread::park_timeout(at.saturating_duration_since(Instant::now())),
-        None => thread::park(),
-      }
-      shared.wakes.fetch_add(1, Ordering::Relaxed);
-    }
-    shared.handshake.after_park();
-    if receiver.is_empty() && Arc::strong_count(&shared) == 1 {
-      return; // every Timer handle is gone
-    }
+    // The thread ends once it sees the handshake closed.
+    self.shared.handshake.close(|| self.thread.unpark());
   }
 }
 
@@ -294,25 +300,60 @@ mod tests {
     assert_eq!(timer.pending(), 0);
   }
 
-  #[test]
-  fn an_idle_thread_sleeps_until_its_first_deadline() {
-    let timer = Timer::start(|_| panic!("nothing may expire")).unwrap();
-    let base = Instant::now();
-    timer.add(deadline(3_600_000, 1, base));
-    while timer.pending() != 1 {
+  /// Spins (yielding) until `done`, for at most 5 s.
+  fn until(what: &str, done: impl Fn() -> bool) {
+    let give_up = Instant::now() + Duration::from_secs(5);
+    while !done() {
+      assert!(Instant::now() < give_up, "gave up waiting until {what}");
       std::thread::yield_now();
     }
-    let before = timer.wakes_for_testing();
-    // A later deadline, added and cancelled, does not wake it either: the
-    // thread reads both messages before its first deadline can fire.
+  }
+
+  #[test]
+  fn an_idle_thread_sleeps_until_its_first_deadline() {
+    let (tx, fired) = unbounded();
+    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
+    let base = Instant::now();
+    let first = deadline(3_600_000, 1, base);
+    // Every unpark the test makes: the thread may come back from parking
+    // once for each, and never by itself (std's park does not return
+    // spuriously, and a park until `first` does not time out here).
+    let mut unparks = 0;
+    if timer.schedule(first) {
+      timer.wake();
+      unparks += 1;
+    }
+    // It parks until its first deadline, not sooner.
+    let first_at = timer.shared.nanos(first.at);
+    until("it sleeps until its first deadline", || {
+      timer.shared.handshake.published() == first_at
+    });
+    // Neither a later deadline nor the cancel of one wakes it.
     let later = deadline(7_200_000, 2, base);
-    timer.add(later);
-    timer.cancel(later.at, later.id);
-    std::thread::sleep(Duration::from_millis(300));
-    // A thread that swept every 50 ms woke 6 times; allow one spurious
-    // wake-up (park may return early).
-    let woke = timer.wakes_for_testing() - before;
-    assert!(woke <= 1, "woke {woke} times in 300 ms with nothing due");
+    assert!(!timer.schedule(later), "a later deadline woke it");
+    assert!(
+      !timer.cancel(later.at, later.id),
+      "the cancel of a later deadline woke it"
+    );
+    // One due now does, and it then reads all three messages.
+    assert!(
+      timer.schedule(deadline(0, 3, base)),
+      "a due deadline did not wake it"
+    );
+    timer.wake();
+    unparks += 1;
+    let due = fired.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [3]);
+    until("it sleeps until its first deadline again", || {
+      timer.shared.handshake.published() == first_at
+    });
+    assert_eq!(timer.pending(), 1, "holds the first deadline only");
+    let wakes = timer.wakes_for_testing();
+    assert!(
+      wakes <= unparks,
+      "came back from parking {wakes} times for {unparks} unparks"
+    );
+    assert!(fired.try_recv().is_err(), "nothing else expired");
   }
 
   #[test]
@@ -357,7 +398,8 @@ mod tests {
 
   #[test]
   fn a_cancelled_far_deadline_is_dropped_long_before_it_would_expire() {
-    let timer = Timer::start(|_| panic!("nothing may expire")).unwrap();
+    let (tx, fired) = unbounded();
+    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
     let far = deadline(3_600_000, 1, Instant::now());
     timer.add(far);
     while timer.pending() == 0 {
@@ -372,6 +414,162 @@ mod tests {
       );
       std::thread::sleep(Duration::from_millis(1));
     }
+    assert!(fired.try_recv().is_err(), "nothing may expire");
+  }
+
+  /// Sends on its channel when dropped: the expire callback owns one, and
+  /// the thread drops the callback when it ends.
+  struct Ended(Sender<()>);
+
+  impl Drop for Ended {
+    fn drop(&mut self) {
+      let _ = self.0.send(());
+    }
+  }
+
+  #[test]
+  fn dropping_a_timer_ends_its_thread() {
+    // Many times: the thread may be parked, about to park, or just woken
+    // when the handle goes.
+    for round in 0..2_000 {
+      let (tx, ended) = unbounded();
+      let guard = Ended(tx);
+      let timer = Timer::start(move |_| {
+        let _ = &guard;
+      })
+      .unwrap();
+      if round % 2 == 0 {
+        timer.add(deadline(3_600_000, 1, Instant::now()));
+      }
+      drop(timer);
+      ended
+        .recv_timeout(Duration::from_secs(5))
+        .unwrap_or_else(|_| panic!("round {round}: the thread outlived its Timer"));
+    }
+  }
+
+  #[test]
+  fn a_panicking_expire_callback_does_not_end_the_thread() {
+    let (tx, rx) = unbounded();
+    let (entered, panicking) = unbounded();
+    let mut first = true;
+    let timer = Timer::start(move |due: Vec<Deadline>| {
+      if std::mem::take(&mut first) {
+        entered.send(()).unwrap();
+        panic!("the expire callback panics (on purpose, in this test)");
+      }
+      tx.send(due).unwrap();
+    })
+    .unwrap();
+    let base = Instant::now();
+    timer.add(deadline(0, 1, base));
+    panicking.recv().unwrap();
+    // The thread keeps serving deadlines, and the callback keeps its state.
+    for id in 2..5 {
+      timer.add(deadline(0, id, base));
+      let due = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a deadline after the panic fired");
+      assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [id]);
+    }
+  }
+
+  #[test]
+  fn a_backlog_past_the_bound_loses_nothing_and_blocks_nobody() {
+    let (timer, open, rx) = gated();
+    let timer = Arc::new(timer);
+    let base = Instant::now();
+    // While the thread is held, nothing but the backlog asks for a wake-up:
+    // the first add that passes the bound does. (On a thread of its own,
+    // as every sender here: a send that blocked would fail the test, not
+    // hang it.)
+    let (finished, done) = unbounded();
+    let first = {
+      let (timer, finished) = (timer.clone(), finished.clone());
+      std::thread::spawn(move || {
+        let wakes: Vec<bool> = (0..=BACKLOG as u64)
+          .map(|id| timer.schedule(deadline(0, id, base)))
+          .collect();
+        finished.send(()).unwrap();
+        wakes
+      })
+    };
+    done
+      .recv_timeout(Duration::from_secs(5))
+      .expect("a sender blocked while the thread was held");
+    let wakes = first.join().unwrap();
+    assert_eq!(wakes.iter().position(|&w| w), Some(BACKLOG));
+    assert_eq!(wakes.iter().filter(|&&w| w).count(), 1);
+    // Two more senders, adding and cancelling three times the bound each:
+    // none blocks on the held thread.
+    const EACH: u64 = 3 * BACKLOG as u64;
+    for sender in 1..=2 {
+      let (timer, finished) = (timer.clone(), finished.clone());
+      std::thread::spawn(move || {
+        for i in 0..EACH {
+          let d = deadline(0, sender * EACH + i, base);
+          timer.add(d);
+          if i % 2 == 1 {
+            timer.cancel(d.at, d.id);
+          }
+        }
+        finished.send(()).unwrap();
+      });
+    }
+    for _ in 1..=2 {
+      done
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a sender blocked while the thread was held");
+    }
+    assert!(timer.receiver.len() > 3 * BACKLOG, "messages piled up");
+    // Once free, the thread reads them all in one go: every deadline not
+    // cancelled fires once, no cancelled one does.
+    open.send(()).unwrap();
+    let mut expected: Vec<WaiterId> = (0..=BACKLOG as u64).collect();
+    expected.extend((EACH..3 * EACH).filter(|id| id % 2 == 0));
+    let mut fired = Vec::new();
+    while fired.len() < expected.len() {
+      let (_, due) = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("deadlines keep firing");
+      fired.extend(due.iter().map(|d| d.id));
+    }
+    fired.sort_unstable();
+    assert_eq!(fired, expected);
+    until("the thread holds nothing", || timer.pending() == 0);
+    assert!(rx.try_recv().is_err(), "a cancelled deadline fired");
+  }
+
+  #[test]
+  fn a_backlog_wakes_a_thread_that_sleeps_until_a_far_deadline() {
+    let (tx, fired) = unbounded();
+    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
+    let base = Instant::now();
+    let first = deadline(3_600_000, 0, base);
+    timer.add(first);
+    let first_at = timer.shared.nanos(first.at);
+    until("it sleeps until its first deadline", || {
+      timer.shared.handshake.published() == first_at
+    });
+    // Later deadlines: none wakes it, but past the bound they do together.
+    let later: Vec<Deadline> = (1..=BACKLOG as u64 + 1)
+      .map(|id| deadline(7_200_000, id, base))
+      .collect();
+    for &d in &later {
+      timer.add(d);
+    }
+    until("it took every later deadline", || {
+      timer.pending() == later.len() + 1
+    });
+    // The same for their cancels.
+    until("it sleeps until its first deadline again", || {
+      timer.shared.handshake.published() == first_at
+    });
+    for d in &later {
+      timer.cancel(d.at, d.id);
+    }
+    until("it dropped every later deadline", || timer.pending() == 1);
+    assert!(fired.try_recv().is_err(), "nothing may expire");
   }
 
   #[test]

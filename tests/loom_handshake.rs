@@ -1,9 +1,11 @@
-//! Model checking of the notifier thread's sleep/wake handshake with loom:
-//! the very same `src/handshake.rs`, compiled against loom's atomics and
-//! fences, driven by a model of the thread's loop (`src/timer.rs run`) and
-//! of its senders (`Timer::schedule` / `Timer::cancel`). The channel is an
-//! atomic message count, written with Release and read with Acquire: weaker
-//! than crossbeam's channel, so what holds here holds there.
+//! Model checking of the notifier thread with loom: the very same
+//! `src/handshake.rs` (the thread's loop, `handshake::run`, and its
+//! sleep/wake handshake), compiled against loom's atomics and fences and
+//! run on a loom thread through a model [`Port`], against senders that do
+//! what `Timer::schedule` / `Timer::cancel` do (send, then ask the
+//! handshake whether to unpark). The channel is an atomic message count,
+//! written with Release and read with Acquire: weaker than crossbeam's
+//! channel, so what holds here holds there.
 //!
 //! A lost wake-up shows as the thread parked for good with a message it
 //! had to read: loom reports the deadlock.
@@ -13,11 +15,16 @@ mod sync {
 }
 
 #[path = "../src/handshake.rs"]
+#[allow(
+  dead_code,
+  reason = "Handshake::published is for the timer's unit tests"
+)]
 mod handshake;
 
+use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
-use handshake::{Handshake, NO_DEADLINE};
+use handshake::{Handshake, Message, Port};
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
@@ -30,42 +37,103 @@ const FAR: u64 = 1_000;
 /// `FAR`; a park until it ends by itself.
 const EARLY: u64 = 10;
 
-struct Notifier {
+/// One message of a model's script: an add (`true`) or a cancel, at, id.
+type Scripted = (bool, u64, u64);
+
+/// The channel: a fixed script, of which the first `sent` messages have
+/// been sent. A sender sends the next one with [`Channel::send`].
+struct Channel {
   handshake: Handshake,
-  /// Messages sent so far (the channel).
+  script: Vec<Scripted>,
   sent: AtomicUsize,
 }
 
-/// The thread's loop: read every message, then publish when it would wake,
-/// look at the channel once more, park if it is empty. Returns once it has
-/// read `expected` messages; if a sender failed to wake it from a park
-/// until `FAR`, it parks for good and loom reports a deadlock.
-fn notifier_loop(
-  notifier: &Notifier,
-  expected: usize,
-  mut earliest: u64,
-  reads: impl Fn(u64) -> u64,
-) {
-  let mut read = 0;
-  loop {
-    let sent = notifier.sent.load(Ordering::Acquire);
-    while read < sent {
-      read += 1;
-      earliest = reads(earliest);
-    }
-    if read == expected {
-      return;
-    }
-    notifier.handshake.before_park(earliest);
-    if notifier.sent.load(Ordering::Acquire) == read {
-      if earliest >= FAR {
-        thread::park(); // until FAR (or none): for good, in this model
-      } else {
-        thread::yield_now(); // a deadline soon: it wakes by itself
-      }
-    }
-    notifier.handshake.after_park();
+impl Channel {
+  /// `script`, of which the first `already` are in the channel when the
+  /// thread starts.
+  fn new(script: Vec<Scripted>, already: usize) -> Arc<Channel> {
+    Arc::new(Channel {
+      handshake: Handshake::default(),
+      script,
+      sent: AtomicUsize::new(already),
+    })
   }
+
+  fn send(&self) {
+    self.sent.fetch_add(1, Ordering::Release);
+  }
+}
+
+/// When the thread's loop ends ([`Port::alone`]).
+#[derive(Clone, Copy)]
+enum Ends {
+  /// Once it has read the whole script: a lost wake-up parks it for good.
+  ReadAll,
+  /// Once the sender side is dropped: `Handshake::close`, as `Timer::drop`
+  /// does it.
+  Dropped,
+}
+
+/// The thread's end: it has read `read` messages.
+struct ModelPort {
+  channel: Arc<Channel>,
+  read: Cell<usize>,
+  ends: Ends,
+}
+
+impl Port for ModelPort {
+  type Item = ();
+
+  fn try_recv(&self) -> Option<Message<()>> {
+    let read = self.read.get();
+    if read == self.channel.sent.load(Ordering::Acquire) {
+      return None;
+    }
+    self.read.set(read + 1);
+    let (add, at, id) = self.channel.script[read];
+    Some(if add {
+      Message::Add { at, id, item: () }
+    } else {
+      Message::Cancel { at, id }
+    })
+  }
+
+  fn is_empty(&self) -> bool {
+    self.channel.sent.load(Ordering::Acquire) == self.read.get()
+  }
+
+  fn now(&self) -> u64 {
+    0 // no deadline comes due in these models
+  }
+
+  fn park(&self, until: u64) {
+    if until >= FAR {
+      thread::park(); // until FAR (or none): for good, in this model
+    } else {
+      thread::yield_now(); // a deadline soon: it wakes by itself
+    }
+  }
+
+  fn alone(&self) -> bool {
+    match self.ends {
+      Ends::ReadAll => self.read.get() == self.channel.script.len(),
+      Ends::Dropped => self.channel.handshake.closed(),
+    }
+  }
+}
+
+/// Starts the thread's loop on `channel`; it must never expire anything.
+fn start(channel: &Arc<Channel>, ends: Ends) -> thread::JoinHandle<()> {
+  let port = ModelPort {
+    channel: channel.clone(),
+    read: Cell::new(0),
+    ends,
+  };
+  thread::spawn(move || {
+    let mut expired = false;
+    handshake::run(&port, &port.channel.handshake, |_| expired = true);
+    assert!(!expired, "nothing comes due in this model");
+  })
 }
 
 /// Two senders add deadlines earlier than the one the thread sleeps until:
@@ -73,24 +141,21 @@ fn notifier_loop(
 #[test]
 fn an_earlier_deadline_always_wakes_the_thread() {
   loom::model(|| {
-    let notifier = Arc::new(Notifier {
-      handshake: Handshake::default(),
-      sent: AtomicUsize::new(0),
-    });
-    let thread_notifier = notifier.clone();
-    let receiver = thread::spawn(move || notifier_loop(&thread_notifier, 2, FAR, |_| EARLY));
+    let script = vec![(true, FAR, 0), (true, EARLY, 1), (true, EARLY, 2)];
+    let channel = Channel::new(script, 1);
+    let receiver = start(&channel, Ends::ReadAll);
     let handle = receiver.thread().clone();
     let other = {
-      let (notifier, handle) = (notifier.clone(), handle.clone());
+      let (channel, handle) = (channel.clone(), handle.clone());
       thread::spawn(move || {
-        notifier.sent.fetch_add(1, Ordering::Release);
-        if notifier.handshake.wake_for_add(EARLY) {
+        channel.send();
+        if channel.handshake.wake_for_add(EARLY) {
           handle.unpark();
         }
       })
     };
-    notifier.sent.fetch_add(1, Ordering::Release);
-    if notifier.handshake.wake_for_add(EARLY) {
+    channel.send();
+    if channel.handshake.wake_for_add(EARLY) {
       handle.unpark();
     }
     other.join().unwrap();
@@ -103,17 +168,27 @@ fn an_earlier_deadline_always_wakes_the_thread() {
 #[test]
 fn cancelling_the_first_deadline_wakes_the_thread() {
   loom::model(|| {
-    let notifier = Arc::new(Notifier {
-      handshake: Handshake::default(),
-      sent: AtomicUsize::new(0),
-    });
-    let thread_notifier = notifier.clone();
-    // Reading the cancel of its only deadline leaves it with none.
-    let receiver = thread::spawn(move || notifier_loop(&thread_notifier, 1, FAR, |_| NO_DEADLINE));
-    notifier.sent.fetch_add(1, Ordering::Release);
-    if notifier.handshake.wake_for_cancel(FAR) {
+    let script = vec![(true, FAR, 0), (false, FAR, 0)];
+    let channel = Channel::new(script, 1);
+    let receiver = start(&channel, Ends::ReadAll);
+    channel.send();
+    if channel.handshake.wake_for_cancel(FAR) {
       receiver.thread().unpark();
     }
+    receiver.join().unwrap();
+  });
+}
+
+/// Dropping the timer while its thread sleeps until a far deadline ends
+/// the thread, whenever the thread looks.
+#[test]
+fn dropping_the_timer_ends_the_thread() {
+  loom::model(|| {
+    let channel = Channel::new(vec![(true, FAR, 0)], 1);
+    let receiver = start(&channel, Ends::Dropped);
+    // Timer::drop, then the handle's fields go.
+    channel.handshake.close(|| receiver.thread().unpark());
+    drop(channel);
     receiver.join().unwrap();
   });
 }
