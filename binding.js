@@ -12,6 +12,9 @@
 //                                     the binary shipped for this platform
 // When none loads, the Error (code ERR_ATOMICS_WAITASYNC_NO_BINARY) names the
 // platform, every path tried with its own load error, and the build command.
+// When one loads but another copy of the package in this process, loaded
+// first, has a waiter core it cannot share, its Error (code
+// ERR_ATOMICS_WAITASYNC_ABI_MISMATCH) is thrown as it is.
 
 var fs = require('fs');
 var path = require('path');
@@ -20,6 +23,9 @@ var FILE = 'atomics-waitasync.node';
 var BUILD_COMMAND = 'npx atomics-waitasync-build';
 // Where tests and diagnostics can read which file was loaded.
 var LOADED_FROM = Symbol.for('atomics-waitasync.binaryPath');
+// The code of the Error a copy of the package fails to load with when
+// another copy, loaded first, has a waiter core of another ABI.
+var ABI_MISMATCH = 'ERR_ATOMICS_WAITASYNC_ABI_MISMATCH';
 
 /** Reads the first `bytes` of a file as latin1, or '' when it cannot be read. */
 function head(file, bytes) {
@@ -127,6 +133,10 @@ function load() {
       Object.defineProperty(addon, LOADED_FROM, { value: candidate.path, configurable: true });
       return addon;
     } catch (error) {
+      // It loaded, but another copy of the package loaded first with a
+      // waiter core it cannot share (src/napi/shared.rs): no other binary
+      // of this copy would do better, and the error says what to do.
+      if (error && error.code === ABI_MISMATCH) throw error;
       last = error;
       tried.push({ path: candidate.path, why: candidate.why, error: reason(error) });
     }

@@ -22,6 +22,7 @@ mod env;
 mod ffi;
 mod memory;
 mod resolver;
+mod shared;
 
 use std::ptr::NonNull;
 use std::time::Duration;
@@ -58,9 +59,12 @@ fn retain_this_module() {
   napi::bindgen_prelude::retain_current_module_for_unload_safety();
 }
 
-/// The process's waiter core.
+/// The process's waiter core: this copy's own, or that of the copy of the
+/// package loaded first (see `shared`).
 pub fn core() -> &'static Core {
-  &*OWN_CORE
+  // A copy that cannot share fails its module init (`init`), so none of
+  // its callbacks exists: its own core is never reached from JS.
+  shared::chosen().unwrap_or_else(|_| &*OWN_CORE)
 }
 
 /// Results as they cross to JS; index.js maps them to the spec's strings.
@@ -472,6 +476,11 @@ callbacks! {
 pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   // SAFETY: module init runs on the env's thread with a live env.
   let js = unsafe { Js::new(env.raw()) };
+  if let Err(message) = shared::chosen() {
+    // Thrown as it is: this copy does not load (binding.js passes it on).
+    js.throw_with_code(shared::ABI_MISMATCH, message);
+    return Err(napi::Error::new(napi::Status::PendingException, message));
+  }
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
   let functions: [(&str, Callback); 13] = [
