@@ -102,6 +102,18 @@ describe('issue: two copies of the package in one process', function () {
     assert.deepStrictEqual(report.end, [empty, empty]);
   });
 
+  it('a copy loaded RTLD_GLOBAL first still owns the core: a later copy uses it, both ways', async () => {
+    const [a, b, binaryA, binaryB] = twoCopies();
+    const report = await run('globalFirst', a, b);
+    assert.deepStrictEqual(report.binaries, [binaryA, binaryB], 'two binaries were loaded');
+    assert.strictEqual(report.seenByB, 1, "B sees A's waiter");
+    assert.strictEqual(report.wokenByB, 1, "B's notify wakes A's waiter");
+    assert.strictEqual(report.first, 'ok');
+    assert.strictEqual(report.wokenByA, 1, "A's notify wakes B's waiter");
+    assert.strictEqual(report.second, 'ok');
+    assert.deepStrictEqual(report.end, [empty, empty]);
+  });
+
   it("a worker's sync wait through its first copy is woken by the main thread's notify through the other", async () => {
     const [a, b] = twoCopies();
     const report = await run('workerSyncWait', a, b);

@@ -111,9 +111,18 @@ fn choose() -> Result<&'static Core, String> {
   Ok(&*OWN_CORE)
 }
 
+/// An address inside this copy, to tell it among the loaded objects. Not
+/// the address of `atomics_waitasync_core_v1`: that is exported, so this
+/// copy reaches it through the GOT, and when an earlier copy was loaded
+/// `RTLD_GLOBAL` its definition comes first in the global scope and is
+/// what the GOT holds: this copy would take that copy for itself. A
+/// private static is reached PC-relative, always this copy's own.
+#[cfg(target_os = "linux")]
+static SELF: u8 = 0;
+
 #[cfg(target_os = "linux")]
 fn choose() -> Result<&'static Core, String> {
-  let own = atomics_waitasync_core_v1 as *const () as usize;
+  let own = (&raw const SELF) as usize;
   for object in linux::loaded_objects() {
     if object.contains(own) {
       // The first copy loaded: this one. Pin it, others may run its code.
