@@ -173,61 +173,20 @@ fn mismatch((owner, owner_abi): (&str, &str), (own, own_abi): (&str, &str)) -> S
 #[cfg(target_os = "linux")]
 mod linux {
   //! The loaded objects, from `dl_iterate_phdr`, and what a copy needs to
-  //! know of them. glibc before 2.34 has `dlopen` and `dlsym` in libdl,
-  //! which Rust's std already links; musl has them in libc.
+  //! know of them. The declarations and the `RTLD_*` values are the `libc`
+  //! crate's, right for each target (they differ: glibc on MIPS has
+  //! `RTLD_NOLOAD` 0x8, where 0x4 is `RTLD_GLOBAL`). glibc before 2.34 has
+  //! `dlopen` and `dlsym` in libdl, which Rust's std already links; musl
+  //! has them in libc.
 
-  use std::ffi::{c_char, c_int, c_void, CStr, CString};
+  use std::ffi::{c_int, c_void, CStr, CString};
+
+  use libc::{
+    dl_iterate_phdr, dl_phdr_info, dlclose, dlopen, dlsym, PT_LOAD, RTLD_LAZY, RTLD_NODELETE,
+    RTLD_NOLOAD,
+  };
 
   use super::Exported;
-
-  const RTLD_LAZY: c_int = 0x1;
-  const RTLD_NOLOAD: c_int = 0x4;
-  const RTLD_NODELETE: c_int = 0x1000;
-  const PT_LOAD: u32 = 1;
-
-  #[cfg(target_pointer_width = "64")]
-  #[repr(C)]
-  struct Phdr {
-    p_type: u32,
-    p_flags: u32,
-    p_offset: u64,
-    p_vaddr: u64,
-    p_paddr: u64,
-    p_filesz: u64,
-    p_memsz: u64,
-    p_align: u64,
-  }
-
-  #[cfg(target_pointer_width = "32")]
-  #[repr(C)]
-  struct Phdr {
-    p_type: u32,
-    p_offset: u32,
-    p_vaddr: u32,
-    p_paddr: u32,
-    p_filesz: u32,
-    p_memsz: u32,
-    p_flags: u32,
-    p_align: u32,
-  }
-
-  /// The leading fields of `struct dl_phdr_info` (the rest are not read).
-  #[repr(C)]
-  struct DlPhdrInfo {
-    dlpi_addr: usize,
-    dlpi_name: *const c_char,
-    dlpi_phdr: *const Phdr,
-    dlpi_phnum: u16,
-  }
-
-  type Callback = unsafe extern "C" fn(*mut DlPhdrInfo, usize, *mut c_void) -> c_int;
-
-  extern "C" {
-    fn dl_iterate_phdr(callback: Callback, data: *mut c_void) -> c_int;
-    fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
-    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
-    fn dlclose(handle: *mut c_void) -> c_int;
-  }
 
   /// A loaded shared object: its path, and where its segments are mapped.
   pub struct Object {
@@ -239,7 +198,11 @@ mod linux {
   /// callback only copies: it runs under the loader's lock, which `dlopen`
   /// takes too.
   pub fn loaded_objects() -> Vec<Object> {
-    unsafe extern "C" fn collect(info: *mut DlPhdrInfo, _size: usize, data: *mut c_void) -> c_int {
+    unsafe extern "C" fn collect(
+      info: *mut dl_phdr_info,
+      _size: usize,
+      data: *mut c_void,
+    ) -> c_int {
       // SAFETY: dl_iterate_phdr passes a valid info for the call.
       let info = unsafe { &*info };
       // SAFETY: `data` is the Vec below, not otherwise used meanwhile.
@@ -259,7 +222,7 @@ mod linux {
         // SAFETY: as above; the loader keeps them for the call.
         let phdr = unsafe { &*phdr };
         if phdr.p_type == PT_LOAD {
-          let start = info.dlpi_addr.wrapping_add(phdr.p_vaddr as usize);
+          let start = (info.dlpi_addr as usize).wrapping_add(phdr.p_vaddr as usize);
           segments.push((start, start.wrapping_add(phdr.p_memsz as usize)));
         }
       }
@@ -272,7 +235,7 @@ mod linux {
     let mut objects: Vec<Object> = Vec::new();
     // SAFETY: `collect` matches the callback type and only uses `data` as
     // the Vec it is given, for the length of this call.
-    unsafe { dl_iterate_phdr(collect, (&raw mut objects).cast()) };
+    unsafe { dl_iterate_phdr(Some(collect), (&raw mut objects).cast()) };
     objects
   }
 
