@@ -61,6 +61,24 @@ function patchVersion(file) {
   return version.slice(0, -1) + String.fromCharCode(bytes[last]);
 }
 
+/**
+ * Makes the binary at `file` a build of the same version from other
+ * sources, as far as its core's ABI marker goes (the source hash's last hex
+ * digit changed); returns the new hash.
+ */
+function patchSource(file) {
+  const bytes = fs.readFileSync(file);
+  const start = bytes.indexOf(Buffer.from('atomics-waitasync core ABI'));
+  assert.notStrictEqual(start, -1, 'the binary carries its ABI marker');
+  const field = Buffer.from('; source fnv1a64 ');
+  const at = bytes.indexOf(field, start);
+  assert.ok(at !== -1 && at - start < 300, 'the marker has a source hash');
+  const last = at + field.length + 15;
+  bytes[last] = bytes[last] === 0x30 ? 0x31 : 0x30; // last digit: 0, or 1
+  fs.writeFileSync(file, bytes);
+  return bytes.toString('latin1', at + field.length, last + 1);
+}
+
 describe('issue: two copies of the package in one process', function () {
   this.timeout(60000);
   let dir;
@@ -150,6 +168,18 @@ describe('issue: two copies of the package in one process', function () {
     const message = report.error.message;
     for (const part of [binaryA, binaryB, version, other, 'dedupe']) {
       assert.ok(message.includes(part), `the message names ${part}: ${message}`);
+    }
+    assert.deepStrictEqual([report.wokenByA, report.value], [1, 'ok']);
+  });
+
+  it('a copy of the same version built from other sources fails to load with ERR_ATOMICS_WAITASYNC_ABI_MISMATCH', async () => {
+    const [a, b, binaryA, binaryB] = twoCopies();
+    const other = patchSource(binaryB);
+    const report = await run('mismatch', a, b);
+    assert.ok(report.error, 'the second copy did not load');
+    assert.strictEqual(report.error.code, 'ERR_ATOMICS_WAITASYNC_ABI_MISMATCH');
+    for (const part of [binaryA, binaryB, other]) {
+      assert.ok(report.error.message.includes(part), `the message names ${part}: ${report.error.message}`);
     }
     assert.deepStrictEqual([report.wokenByA, report.value], [1, 'ok']);
   });

@@ -6,7 +6,8 @@
 //! a notify through another. So every copy exports
 //! [`atomics_waitasync_core_v1`], which hands out its own core with its ABI
 //! marker ([`ABI`]: the core's layout version, the package version, the
-//! compiler, the target and the profile; plain text in .rodata). On first
+//! compiler, the target, the profile and a hash of the sources and
+//! rustflags; plain text in .rodata). On first
 //! use (module init, in whichever thread loads it first) a copy walks the
 //! process's loaded objects with `dl_iterate_phdr`, in link-map order,
 //! which is load order, and takes the first one that exports the symbol:
@@ -53,6 +54,10 @@ pub const ABI: &str = concat!(
   env!("ATOMICS_WAITASYNC_TARGET"),
   "; profile ",
   env!("ATOMICS_WAITASYNC_PROFILE"),
+  // The sources and rustflags it was built from (build.rs): two builds of
+  // one version from different sources must not share a core.
+  "; source fnv1a64 ",
+  env!("ATOMICS_WAITASYNC_SOURCE"),
   "\0"
 );
 
