@@ -13,8 +13,9 @@
 // When none loads, the Error (code ERR_ATOMICS_WAITASYNC_NO_BINARY) names the
 // platform, every path tried with its own load error, and the build command.
 // When one loads but another copy of the package in this process, loaded
-// first, has a waiter core it cannot share, its Error (code
-// ERR_ATOMICS_WAITASYNC_ABI_MISMATCH) is thrown as it is.
+// first, has a waiter core it cannot share, the next candidate is tried; if
+// none loads, the first such Error (code ERR_ATOMICS_WAITASYNC_ABI_MISMATCH)
+// is thrown, with every path tried (its `tried`, and in its message).
 
 var fs = require('fs');
 var path = require('path');
@@ -121,6 +122,7 @@ function load() {
   var libc = detectLibc();
   var tried = [];
   var last = null;
+  var mismatch = null;
   var list = candidates(process.env, libc);
   for (var i = 0; i < list.length; i++) {
     var candidate = list[i];
@@ -134,14 +136,31 @@ function load() {
       return addon;
     } catch (error) {
       // It loaded, but another copy of the package loaded first with a
-      // waiter core it cannot share (src/napi/shared.rs): no other binary
-      // of this copy would do better, and the error says what to do.
-      if (error && error.code === ABI_MISMATCH) throw error;
+      // waiter core it cannot share (src/napi/shared.rs). This copy's next
+      // binary may have one it can (a stale local build before a matching
+      // prebuilt one): go on, and throw this error if nothing loads.
+      if (error && error.code === ABI_MISMATCH && !mismatch) mismatch = error;
       last = error;
       tried.push({ path: candidate.path, why: candidate.why, error: reason(error) });
     }
   }
+  if (mismatch) throw mismatchError(mismatch, tried);
   throw noBinaryError(libc, tried, last);
+}
+
+/** The first ABI mismatch, with every path tried (its `tried`, and in its message). */
+function mismatchError(error, tried) {
+  var lines = [error.message, 'Tried, in order:'];
+  for (var i = 0; i < tried.length; i++) {
+    lines.push('  ' + tried[i].path + ' (' + tried[i].why + '): ' + tried[i].error);
+  }
+  try {
+    error.message = lines.join('\n');
+  } catch (ignored) {
+    // A frozen error: its own message still says what to do.
+  }
+  error.tried = tried;
+  return error;
 }
 
 module.exports = load();

@@ -172,6 +172,38 @@ describe('issue: two copies of the package in one process', function () {
     assert.deepStrictEqual([report.wokenByA, report.value], [1, 'ok']);
   });
 
+  it("a copy whose local build's core has another ABI goes on to its prebuilt binary, which shares the core", async () => {
+    const [a, b, binaryA, localB] = twoCopies();
+    const prebuiltB = path.join(b, 'prebuilds', `${process.platform}-${process.arch}-gnu`, 'atomics-waitasync.node');
+    fs.mkdirSync(path.dirname(prebuiltB), { recursive: true });
+    fs.copyFileSync(BINARY, prebuiltB);
+    patchVersion(localB);
+    const report = await run('sameThread', a, b);
+    assert.deepStrictEqual(report.binaries, [binaryA, prebuiltB], "B's prebuilt binary was loaded");
+    assert.deepStrictEqual([report.wokenByB, report.first, report.wokenByA, report.second], [1, 'ok', 1, 'ok']);
+    assert.deepStrictEqual(report.end, [empty, empty]);
+  });
+
+  it('when no binary of a copy can share the core, the ABI mismatch is thrown with every path tried', async () => {
+    const [a, b, binaryA, localB] = twoCopies();
+    const prebuiltB = path.join(b, 'prebuilds', `${process.platform}-${process.arch}-gnu`, 'atomics-waitasync.node');
+    fs.mkdirSync(path.dirname(prebuiltB), { recursive: true });
+    fs.copyFileSync(localB, prebuiltB);
+    patchVersion(localB);
+    patchVersion(prebuiltB);
+    const report = await run('mismatch', a, b);
+    assert.ok(report.error, 'the second copy did not load');
+    assert.strictEqual(report.error.code, 'ERR_ATOMICS_WAITASYNC_ABI_MISMATCH');
+    assert.deepStrictEqual(
+      (report.error.tried || []).map((t) => t.path),
+      [localB, prebuiltB]
+    );
+    for (const part of [binaryA, localB, prebuiltB]) {
+      assert.ok(report.error.message.includes(part), `the message names ${part}: ${report.error.message}`);
+    }
+    assert.deepStrictEqual([report.wokenByA, report.value], [1, 'ok']);
+  });
+
   it('a copy of the same version built from other sources fails to load with ERR_ATOMICS_WAITASYNC_ABI_MISMATCH', async () => {
     const [a, b, binaryA, binaryB] = twoCopies();
     const other = patchSource(binaryB);

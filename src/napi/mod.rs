@@ -477,7 +477,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   // SAFETY: module init runs on the env's thread with a live env.
   let js = unsafe { Js::new(env.raw()) };
   if let Err(message) = shared::chosen() {
-    // Thrown as it is: this copy does not load (binding.js passes it on).
+    // Thrown: this copy does not load (binding.js tries its next binary).
     js.throw_with_code(shared::ABI_MISMATCH, message);
     return Err(napi::Error::new(napi::Status::PendingException, message));
   }

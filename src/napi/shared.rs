@@ -62,7 +62,7 @@ pub const ABI: &str = concat!(
 );
 
 /// The code of the error a copy whose core cannot be shared fails to load
-/// with (binding.js throws it as it is, trying nothing else).
+/// with (binding.js goes on to its next binary, and throws it if none loads).
 pub const ABI_MISMATCH: &CStr = c"ERR_ATOMICS_WAITASYNC_ABI_MISMATCH";
 
 /// What [`atomics_waitasync_core_v1`] hands out. Every version reads `abi`
