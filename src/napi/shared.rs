@@ -129,12 +129,17 @@ static SELF: u8 = 0;
 fn choose() -> Result<&'static Core, String> {
   let own = (&raw const SELF) as usize;
   for object in linux::loaded_objects() {
+    // Held open until the choice is pinned: the object cannot be unloaded
+    // in between. `None`: it was unloaded since the walk.
+    let Some(opened) = object.open() else {
+      continue;
+    };
     if object.contains(own) {
       // The first copy loaded: this one. Pin it, others may run its code.
-      object.pin();
+      opened.pin()?;
       return Ok(&*OWN_CORE);
     }
-    let Some(exported) = object.core() else {
+    let Some(exported) = opened.core() else {
       continue;
     };
     // SAFETY: `core()` found the symbol inside this object, which is a copy
@@ -144,7 +149,7 @@ fn choose() -> Result<&'static Core, String> {
     // SAFETY: as above: the marker, in .rodata, never written.
     let abi = unsafe { CStr::from_ptr(abi) };
     if abi.to_bytes_with_nul() == ABI.as_bytes() {
-      object.pin();
+      opened.pin()?;
       // SAFETY: the markers match: the same source built the same way, so
       // `Exported` has this layout there, and its core lives for as long as
       // that copy stays loaded, which is for good (pinned above).
@@ -187,8 +192,8 @@ mod linux {
   use std::ffi::{c_int, c_void, CStr, CString};
 
   use libc::{
-    dl_iterate_phdr, dl_phdr_info, dlclose, dlopen, dlsym, PT_LOAD, RTLD_LAZY, RTLD_NODELETE,
-    RTLD_NOLOAD,
+    dl_iterate_phdr, dl_phdr_info, dlclose, dlerror, dlopen, dlsym, PT_LOAD, RTLD_LAZY,
+    RTLD_NODELETE, RTLD_NOLOAD,
   };
 
   use super::Exported;
@@ -257,38 +262,82 @@ mod linux {
         .any(|&(start, end)| (start..end).contains(&address))
     }
 
+    /// A handle on this object, if it is still loaded (`RTLD_NOLOAD`: it
+    /// loads nothing); the object stays loaded while the handle lives.
+    pub fn open(&self) -> Option<Opened<'_>> {
+      // SAFETY: RTLD_NOLOAD only looks the object up, loading nothing; the
+      // handle is closed when `Opened` is dropped.
+      let handle = unsafe { dlopen(self.name.as_ptr(), RTLD_LAZY | RTLD_NOLOAD) };
+      (!handle.is_null()).then_some(Opened {
+        object: self,
+        handle,
+      })
+    }
+  }
+
+  /// A loaded object, held loaded by a `dlopen` handle until dropped.
+  pub struct Opened<'a> {
+    object: &'a Object,
+    handle: *mut c_void,
+  }
+
+  impl Opened<'_> {
     /// The core this object exports, if it is a copy of this package
     /// (exports `atomics_waitasync_core_v1` itself, not through a library
-    /// it depends on); `None` otherwise, or if it was unloaded meanwhile.
+    /// it depends on); `None` otherwise.
     pub fn core(&self) -> Option<*const Exported> {
-      // SAFETY: RTLD_NOLOAD only looks the object up, loading nothing; the
-      // handle is closed below.
-      let handle = unsafe { dlopen(self.name.as_ptr(), RTLD_LAZY | RTLD_NOLOAD) };
-      if handle.is_null() {
+      // SAFETY: a live handle and a NUL-terminated name.
+      let symbol = unsafe { dlsym(self.handle, c"atomics_waitasync_core_v1".as_ptr()) };
+      if symbol.is_null() || !self.object.contains(symbol as usize) {
         return None;
       }
-      // SAFETY: a live handle and a NUL-terminated name.
-      let symbol = unsafe { dlsym(handle, c"atomics_waitasync_core_v1".as_ptr()) };
-      let exported = if !symbol.is_null() && self.contains(symbol as usize) {
-        // SAFETY: the symbol is this object's own export of that name,
-        // which every copy of the package defines with this signature.
-        let export: extern "C" fn() -> *const Exported = unsafe { std::mem::transmute(symbol) };
-        Some(export())
-      } else {
-        None
-      };
-      // SAFETY: the handle from above, closed once. The object stays loaded
-      // (Node never closes an addon while it runs; `pin` makes sure).
-      unsafe { dlclose(handle) };
-      exported
+      // SAFETY: the symbol is this object's own export of that name, which
+      // every copy of the package defines with this signature.
+      let export: extern "C" fn() -> *const Exported = unsafe { std::mem::transmute(symbol) };
+      Some(export())
     }
 
-    /// Keeps this object loaded for good: it owns the process's core, and
-    /// copies other than itself run its code.
-    pub fn pin(&self) {
+    /// Keeps this object loaded for good (`RTLD_NODELETE`): it owns the
+    /// process's core, and copies other than itself run its code. Called
+    /// while this handle still holds the object, so it cannot have been
+    /// unloaded since it was chosen. An error (`dlerror`'s words) if the
+    /// loader refuses.
+    pub fn pin(&self) -> Result<(), String> {
       // SAFETY: looks up the loaded object, marking it never to be
-      // unloaded; the handle is kept (never closed) on purpose.
-      let _ = unsafe { dlopen(self.name.as_ptr(), RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) };
+      // unloaded; that handle is kept (never closed) on purpose.
+      let pinned = unsafe {
+        dlopen(
+          self.object.name.as_ptr(),
+          RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE,
+        )
+      };
+      if !pinned.is_null() {
+        return Ok(());
+      }
+      // SAFETY: dlerror's message, if any, is a NUL-terminated string
+      // valid until the next dl* call in this thread; copied at once.
+      let why = unsafe { dlerror() };
+      let why = if why.is_null() {
+        "unknown error".into()
+      } else {
+        // SAFETY: as above.
+        unsafe { CStr::from_ptr(why) }
+          .to_string_lossy()
+          .into_owned()
+      };
+      Err(format!(
+        "atomics-waitasync: could not keep {} loaded for good (dlopen RTLD_NODELETE: {why}); \
+         its waiter core cannot be shared safely, so this copy does not load.",
+        self.object.path()
+      ))
+    }
+  }
+
+  impl Drop for Opened<'_> {
+    fn drop(&mut self) {
+      // SAFETY: the handle `open` got, closed once. A pinned object stays
+      // loaded regardless.
+      unsafe { dlclose(self.handle) };
     }
   }
 }
