@@ -137,20 +137,35 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
 /// What the N-API layer (of any copy of the package) does with the core.
 /// A trait object, so that every call runs the code of the copy that owns
 /// the core (see the module docs); hence closures come as `dyn`.
+/// The deadline of an async wait, made only by
+/// [`CoreApi::async_deadline`] once the notifier thread has started: a
+/// deadline given to [`CoreApi::enqueue_async`] cannot be dropped for want
+/// of one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsyncDeadline(When);
+
+impl AsyncDeadline {
+  /// The deadline itself (what a waiter keeps, to withdraw or take it back).
+  pub fn when(self) -> When {
+    self.0
+  }
+}
+
 pub trait CoreApi<S>: Sync {
   /// The deadline of an async wait of `timeout_ms` (>= 0), if it has one;
   /// starts the notifier thread for it, which may fail. Call it before
   /// taking any lock.
-  fn async_deadline(&'static self, timeout_ms: f64) -> Result<Option<When>, String>;
+  fn async_deadline(&'static self, timeout_ms: f64) -> Result<Option<AsyncDeadline>, String>;
 
   /// Queues an async waiter of `env` in `slot` at the tail of `key`'s
-  /// queue, with its deadline (from [`async_deadline`](Self::async_deadline)),
+  /// queue, with its deadline (from [`async_deadline`](Self::async_deadline),
+  /// the only maker of an [`AsyncDeadline`], so the notifier has started),
   /// if `still_expected()` holds under the bucket lock. `still_expected`
   /// must not panic or call into the core.
   fn enqueue_async(
     &'static self,
     key: usize,
-    deadline: Option<When>,
+    deadline: Option<AsyncDeadline>,
     still_expected: &mut dyn FnMut() -> bool,
     env: &Arc<Mailbox<S>>,
     slot: u32,
@@ -216,26 +231,34 @@ pub trait CoreApi<S>: Sync {
 }
 
 impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
-  fn async_deadline(&'static self, timeout_ms: f64) -> Result<Option<When>, String> {
-    let deadline = When::after(self.epoch, timeout_ms);
-    if deadline.is_some() {
-      self.timer()?;
-    }
-    Ok(deadline)
+  fn async_deadline(&'static self, timeout_ms: f64) -> Result<Option<AsyncDeadline>, String> {
+    let Some(deadline) = When::after(self.epoch, timeout_ms) else {
+      return Ok(None);
+    };
+    self.timer()?;
+    Ok(Some(AsyncDeadline(deadline)))
   }
 
   fn enqueue_async(
     &'static self,
     key: usize,
-    deadline: Option<When>,
+    deadline: Option<AsyncDeadline>,
     still_expected: &mut dyn FnMut() -> bool,
     env: &Arc<Mailbox<S>>,
     slot: u32,
   ) -> Enqueued {
     // The deadline goes to the notifier thread under the bucket lock, so
     // its add precedes any notify's cancel; waking the thread for it (a
-    // system call) waits until the lock is released.
-    let timer = deadline.and(self.timer.get());
+    // system call) waits until the lock is released. An `AsyncDeadline`
+    // exists only once the notifier has started (`async_deadline`), and it
+    // never stops: one from another core would be a bug, not a waiter that
+    // silently never times out.
+    let deadline = deadline.map(AsyncDeadline::when);
+    let timer = deadline.map(|_| {
+      self.timer.get().expect(
+        "an AsyncDeadline comes from this core's async_deadline, which started the notifier",
+      )
+    });
     let mut wake_timer = false;
     let enqueued = self.registry.enqueue_if(key, still_expected, |id| {
       if let (Some(at), Some(timer)) = (deadline, timer) {

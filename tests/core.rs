@@ -255,7 +255,7 @@ fn taking_back_a_queued_waiter_removes_it_and_its_deadline() {
   };
   until("the notifier holds it", || core.deadlines() == 1);
   let mut cancelled = Cancelled::default();
-  core.take_back(&mut cancelled, KEY, id, deadline);
+  core.take_back(&mut cancelled, KEY, id, deadline.map(|d| d.when()));
   assert!(!cancelled.arrived(id), "not remembered: it never left");
   assert_eq!(core.waiters(None), 0);
   until("the notifier drops it", || core.deadlines() == 0);
@@ -308,4 +308,21 @@ fn many_threads_notify_many_waiters_and_every_wake_up_arrives() {
   slots.sort_unstable();
   assert_eq!(slots, (0..1000).collect::<Vec<_>>());
   until("every deadline is cancelled", || core.deadlines() == 0);
+}
+
+#[test]
+fn a_deadline_given_to_enqueue_async_is_never_dropped() {
+  // Only async_deadline makes one (an AsyncDeadline), and it starts the
+  // notifier: enqueue_async cannot be handed a deadline with no notifier
+  // to hold it (it used to drop it silently: a waiter that never timed out).
+  let core = core();
+  let env = env();
+  assert_eq!(core.deadlines(), 0);
+  let deadline = core.async_deadline(3_600_000.0).unwrap();
+  let Enqueued::Queued(id) = core.enqueue_async(KEY, deadline, &mut || true, &env, 0) else {
+    unreachable!("the check passed");
+  };
+  until("the notifier holds it", || core.deadlines() == 1);
+  assert!(core.withdraw(KEY, id, deadline.map(|d| d.when())));
+  until("and lets it go", || core.deadlines() == 0);
 }

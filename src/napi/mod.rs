@@ -171,14 +171,14 @@ fn wait_async(
 fn enqueue_async(
   js: Js,
   state: &mut env::EnvState,
-  (key, deadline, promise): (usize, Option<crate::deadline::When>, Promise),
+  (key, deadline, promise): (usize, Option<crate::core::AsyncDeadline>, Promise),
   mut still_expected: impl FnMut() -> bool,
   conclude: &mut Option<NonNull<sys::napi_deferred__>>,
 ) -> NResult<Option<u32>> {
   let slot = state.pending.insert(Pending {
     id: 0,
     key,
-    deadline,
+    deadline: deadline.map(crate::core::AsyncDeadline::when),
     promise,
   });
   if slot > MAX_SLOT {
