@@ -12,6 +12,10 @@
 //                                     the binary shipped for this platform
 // When none loads, the Error (code ERR_ATOMICS_WAITASYNC_NO_BINARY) names the
 // platform, every path tried with its own load error, and the build command.
+// When one loads but another copy of the package in this process, loaded
+// first, has a waiter core it cannot share, the next candidate is tried; if
+// none loads, the first such Error (code ERR_ATOMICS_WAITASYNC_ABI_MISMATCH)
+// is thrown, with every path tried (its `tried`, and in its message).
 
 var fs = require('fs');
 var path = require('path');
@@ -20,6 +24,9 @@ var FILE = 'atomics-waitasync.node';
 var BUILD_COMMAND = 'npx atomics-waitasync-build';
 // Where tests and diagnostics can read which file was loaded.
 var LOADED_FROM = Symbol.for('atomics-waitasync.binaryPath');
+// The code of the Error a copy of the package fails to load with when
+// another copy, loaded first, has a waiter core of another ABI.
+var ABI_MISMATCH = 'ERR_ATOMICS_WAITASYNC_ABI_MISMATCH';
 
 /** Reads the first `bytes` of a file as latin1, or '' when it cannot be read. */
 function head(file, bytes) {
@@ -115,6 +122,7 @@ function load() {
   var libc = detectLibc();
   var tried = [];
   var last = null;
+  var mismatch = null;
   var list = candidates(process.env, libc);
   for (var i = 0; i < list.length; i++) {
     var candidate = list[i];
@@ -127,11 +135,32 @@ function load() {
       Object.defineProperty(addon, LOADED_FROM, { value: candidate.path, configurable: true });
       return addon;
     } catch (error) {
+      // It loaded, but another copy of the package loaded first with a
+      // waiter core it cannot share (src/napi/shared.rs). This copy's next
+      // binary may have one it can (a stale local build before a matching
+      // prebuilt one): go on, and throw this error if nothing loads.
+      if (error && error.code === ABI_MISMATCH && !mismatch) mismatch = error;
       last = error;
       tried.push({ path: candidate.path, why: candidate.why, error: reason(error) });
     }
   }
+  if (mismatch) throw mismatchError(mismatch, tried);
   throw noBinaryError(libc, tried, last);
+}
+
+/** The first ABI mismatch, with every path tried (its `tried`, and in its message). */
+function mismatchError(error, tried) {
+  var lines = [error.message, 'Tried, in order:'];
+  for (var i = 0; i < tried.length; i++) {
+    lines.push('  ' + tried[i].path + ' (' + tried[i].why + '): ' + tried[i].error);
+  }
+  try {
+    error.message = lines.join('\n');
+  } catch (ignored) {
+    // A frozen error: its own message still says what to do.
+  }
+  error.tried = tried;
+  return error;
 }
 
 module.exports = load();

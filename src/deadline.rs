@@ -1,10 +1,11 @@
 //! Deadlines: a timeout in milliseconds as an `Instant`, and the 8-byte
-//! encoding every async waiter carries ([`When`]).
+//! encoding every async waiter carries ([`When`]), relative to an epoch
+//! that the core keeps (one per process: every copy of the package that
+//! shares the core shares it, so that they read each other's deadlines
+//! the same way).
 
 use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
-
-use once_cell::sync::Lazy;
 
 /// Timeouts above this (~31 years) are treated as +Infinity.
 pub const MAX_TIMEOUT_MS: f64 = 1e12;
@@ -19,30 +20,29 @@ pub fn deadline_after(timeout_ms: f64) -> Option<Instant> {
   }
 }
 
-/// The origin of [`When`].
-static EPOCH: Lazy<Instant> = Lazy::new(Instant::now);
-
 /// An async waiter's deadline in 8 bytes (an `Option<Instant>` takes 16):
-/// nanoseconds since [`EPOCH`], plus one. Every waiter carries one, in the
-/// registry and in its env's slab, and converting back always gives the
-/// same `Instant`, so the notifier's add and cancel agree.
+/// nanoseconds since an epoch (the core's), plus one. Every waiter carries
+/// one, in the registry and in its env's slab, and converting back with
+/// the same epoch always gives the same `Instant`, so the notifier's add
+/// and cancel agree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct When(NonZeroU64);
 
 impl When {
-  /// The deadline `timeout_ms` from now; `None` for none (see
-  /// [`deadline_after`]).
-  pub fn after(timeout_ms: f64) -> Option<When> {
+  /// The deadline `timeout_ms` from now, counted from `epoch`; `None` for
+  /// none (see [`deadline_after`]).
+  pub fn after(epoch: Instant, timeout_ms: f64) -> Option<When> {
     let at = deadline_after(timeout_ms)?;
-    let nanos = at.saturating_duration_since(*EPOCH).as_nanos();
+    let nanos = at.saturating_duration_since(epoch).as_nanos();
     Some(When(NonZeroU64::new(
       u64::try_from(nanos).ok()?.checked_add(1)?,
     )?))
   }
 
-  /// The deadline as an `Instant`: always the same one for the same `When`.
-  pub fn instant(self) -> Instant {
-    *EPOCH + Duration::from_nanos(self.0.get() - 1)
+  /// The deadline as an `Instant`, given the epoch it was made with:
+  /// always the same one for the same `When`.
+  pub fn instant(self, epoch: Instant) -> Instant {
+    epoch + Duration::from_nanos(self.0.get() - 1)
   }
 }
 
@@ -56,18 +56,22 @@ mod tests {
 
   #[test]
   fn a_deadline_converts_back_to_the_same_instant_every_time() {
-    let when = When::after(1500.0).expect("a finite deadline");
-    assert_eq!(when.instant(), when.instant());
-    let from_now = when.instant().saturating_duration_since(Instant::now());
+    let epoch = Instant::now();
+    let when = When::after(epoch, 1500.0).expect("a finite deadline");
+    assert_eq!(when.instant(epoch), when.instant(epoch));
+    let from_now = when
+      .instant(epoch)
+      .saturating_duration_since(Instant::now());
     assert!(from_now <= Duration::from_millis(1500));
   }
 
   #[test]
   fn infinite_nan_and_huge_timeouts_have_no_deadline() {
-    assert_eq!(When::after(f64::INFINITY), None);
-    assert_eq!(When::after(f64::NAN), None);
-    assert_eq!(When::after(MAX_TIMEOUT_MS * 2.0), None);
-    assert!(When::after(MAX_TIMEOUT_MS).is_some());
+    let epoch = Instant::now();
+    assert_eq!(When::after(epoch, f64::INFINITY), None);
+    assert_eq!(When::after(epoch, f64::NAN), None);
+    assert_eq!(When::after(epoch, MAX_TIMEOUT_MS * 2.0), None);
+    assert!(When::after(epoch, MAX_TIMEOUT_MS).is_some());
   }
 
   #[test]

@@ -2,6 +2,8 @@
 //! `Atomics.notify` for every Node.js release, backed by one process-wide
 //! waiter registry in Rust.
 //!
+//! - [`core`]: the process-wide waiter state (registry, notifier, deadline
+//!   epoch) and every operation on it; what the N-API layer calls.
 //! - [`registry`]: address-keyed FIFO wait queues; pure Rust, no N-API.
 //! - [`deadline`]: timeouts as instants, and async waiters' 8-byte deadline.
 //! - [`parker`]: blocking park/unpark for sync waiters.
@@ -13,6 +15,7 @@
 //! - `napi`: the thin unsafe layer: typed arrays to addresses, per-env
 //!   promise settling through one ThreadsafeFunction, env teardown.
 
+pub mod core;
 pub mod deadline;
 pub mod handshake;
 pub mod parker;

@@ -13,14 +13,13 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
-use std::time::Instant;
 
 use napi::sys;
 
+use super::core;
 use super::ffi::{check, Failure, Js, NResult};
-use super::REGISTRY;
+use crate::core::SyncWait;
 use crate::deadline::When;
-use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
 use crate::wake::{Cancelled, Mailbox, Signal, Woken};
@@ -102,14 +101,6 @@ pub struct Settler {
   pub outcomes: sys::napi_ref,
 }
 
-/// The sync `wait` in progress on this thread, kept between slices.
-pub struct SyncWait {
-  pub key: usize,
-  pub id: WaiterId,
-  pub parker: Arc<Parker>,
-  pub deadline: Option<Instant>,
-}
-
 pub struct EnvState {
   pub env: sys::napi_env,
   pub shared: Arc<EnvShared>,
@@ -146,6 +137,7 @@ pub struct EnvState {
   pub keep_alive: bool,
   /// Whether the TSFN is ref'd right now.
   refed: bool,
+  /// The sync `wait` in progress on this thread, kept between slices.
   pub sync_wait: Option<SyncWait>,
   /// The key of this thread's last sync wait that ended in "ok", until
   /// JS confirms (`waitDone`) that it got past its interrupt point with it:
@@ -195,14 +187,10 @@ impl EnvState {
   /// queue, and the keys of wake-ups it got are returned, for them to go
   /// on to the next waiters.
   pub fn abandon_sync_wait(&mut self) -> impl Iterator<Item = usize> {
-    let mut unseen = None;
-    if let Some(sync) = self.sync_wait.take() {
-      // Sync timeouts are taken by the waiting thread itself, so a waiter
-      // gone from its queue was taken by a notify.
-      if REGISTRY.remove(sync.key, sync.id).is_none() {
-        unseen = Some(sync.key);
-      }
-    }
+    let unseen = self
+      .sync_wait
+      .take()
+      .and_then(|sync| core().abandon_sync(sync));
     unseen.into_iter().chain(self.unseen_wake.take())
   }
 
@@ -355,7 +343,7 @@ unsafe extern "C" fn cleanup(arg: *mut c_void) {
 fn teardown(js: Js, mut state: EnvState) {
   // Close first: from here on no thread calls the TSFN, and a notify that
   // takes one of this env's waiters passes the wake-up on (mod.rs deliver).
-  let undelivered = state.shared.close();
+  let undelivered = core().close(&state.shared);
   let tsfn = state.tsfn;
   // SAFETY: the TSFN is ours and released once; abort makes N-API drop
   // queued calls (our call-js then sees a null env).

@@ -304,6 +304,14 @@ impl Js {
     check(unsafe { sys::napi_set_named_property(self.env, object, c_name.as_ptr(), function) })
   }
 
+  /// Throws an Error with `code` (its `code` property) and `message`.
+  pub fn throw_with_code(self, code: &std::ffi::CStr, message: &str) {
+    let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: live env on its thread (Js::new); code and message are
+    // NUL-terminated and outlive the call.
+    let _ = unsafe { sys::napi_throw_error(self.env, code.as_ptr(), message.as_ptr()) };
+  }
+
   /// Throws `failure` as the matching JS error, unless an exception is
   /// already pending.
   fn throw(self, failure: Failure) {

@@ -22,58 +22,49 @@ mod env;
 mod ffi;
 mod memory;
 mod resolver;
+mod shared;
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use napi::bindgen_prelude::{Env, JsValue, Object};
 use napi::sys;
 use napi_derive::napi;
-use once_cell::sync::{Lazy, OnceCell};
+use once_cell::sync::Lazy;
 
 use self::env::Tsfn;
-use self::env::{Pending, Promise, Settler, SyncWait};
+use self::env::{Pending, Promise, Settler};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
 use self::memory::{expected, holds, locate};
-use crate::deadline::{deadline_after, When};
-use crate::parker::{ParkState, Parker};
-use crate::registry::{Enqueued, Registry, WaiterId};
-use crate::timer::{Deadline, Timer};
-use crate::wake::{self, Settled};
+use crate::core::{CoreApi, Slice};
+use crate::registry::Enqueued;
 
 /// What a queue entry is: a parked thread, or an env's pending promise
-/// (the wake-up core's waiter, with this layer's parts).
-pub type Waiter = wake::Waiter<Tsfn, Parker, When>;
+/// (the core's waiter, with this layer's signal).
+pub type Waiter = crate::core::Waiter<Tsfn>;
 
-/// The process-wide registry: shared by every env (main thread and workers),
-/// so that any thread's notify finds any thread's waiters.
-pub static REGISTRY: Lazy<Registry<Waiter>> = Lazy::new(Registry::new);
+/// The waiter core, as this layer sees it: every call runs the code of the
+/// copy of the package that owns it (see `crate::core`).
+pub type Core = dyn CoreApi<Tsfn>;
 
-static TIMER: OnceCell<Timer> = OnceCell::new();
+/// This copy's own core: the registry, notifier and deadline epoch shared
+/// by every env (main thread and workers), so that any thread's notify
+/// finds any thread's waiters.
+static OWN_CORE: Lazy<crate::core::Core<Tsfn>> =
+  Lazy::new(|| crate::core::Core::new(retain_this_module));
 
-/// Test-only (`failNotifierStartForTesting`): starting the notifier thread
-/// fails, as when the system cannot make another thread.
-static FAIL_NOTIFIER_START_FOR_TESTING: AtomicBool = AtomicBool::new(false);
+/// The notifier thread outlives any one env and runs this copy's code:
+/// keep this image mapped even if the env that loaded it unloads it.
+fn retain_this_module() {
+  napi::bindgen_prelude::retain_current_module_for_unload_safety();
+}
 
-/// The notifier thread, started on first use; an error when it cannot be.
-/// Call it before taking any registry lock: starting spawns a thread.
-fn timer() -> NResult<&'static Timer> {
-  TIMER.get_or_try_init(|| {
-    let cannot = |why: String| {
-      Failure::Error(format!(
-        "atomics-waitasync: cannot start the notifier thread: {why}"
-      ))
-    };
-    if FAIL_NOTIFIER_START_FOR_TESTING.load(Ordering::Relaxed) {
-      return Err(cannot("failNotifierStartForTesting".into()));
-    }
-    // The thread outlives any one env; keep this image mapped even if the
-    // env that loaded it unloads it.
-    napi::bindgen_prelude::retain_current_module_for_unload_safety();
-    Timer::start(expire).map_err(|error| cannot(error.to_string()))
-  })
+/// The process's waiter core: this copy's own, or that of the copy of the
+/// package loaded first (see `shared`).
+pub fn core() -> &'static Core {
+  // A copy that cannot share fails its module init (`init`), so none of
+  // its callbacks exists: its own core is never reached from JS.
+  shared::chosen().unwrap_or_else(|_| &*OWN_CORE)
 }
 
 /// Results as they cross to JS; index.js maps them to the spec's strings.
@@ -93,34 +84,9 @@ const SYNC_SLICE: Duration = Duration::from_millis(10);
 /// The largest slot a pending `waitAsync` may have (see `wait_async`).
 const MAX_SLOT: u32 = (1 << 31) - 1;
 
-/// Wakes waiters taken off their queues (see `crate::wake::wake`).
-fn wake(woken: impl IntoIterator<Item = (usize, WaiterId, Waiter)>, how: Settled) {
-  wake::wake(&REGISTRY, &cancel_deadline, woken, how);
-}
-
 /// Passes on wake-ups nobody will see (see `crate::wake::pass_on`).
 pub fn pass_on(keys: impl IntoIterator<Item = usize>) {
-  wake::pass_on(&REGISTRY, &cancel_deadline, keys);
-}
-
-/// A notified waiter's deadline goes. (A waiter with a deadline exists
-/// only once the timer does.)
-fn cancel_deadline(at: When, id: WaiterId) {
-  if let Some(timer) = TIMER.get() {
-    timer.cancel(at.instant(), id);
-  }
-}
-
-/// The notifier thread's expire callback: whichever deadline's waiter is
-/// still queued has timed out; the others were notified and are skipped.
-fn expire(due: Vec<Deadline>) {
-  let timed_out: Vec<(usize, WaiterId, Waiter)> = due
-    .into_iter()
-    .filter_map(|d| REGISTRY.remove(d.key, d.id).map(|w| (d.key, d.id, w)))
-    .collect();
-  let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-    wake(timed_out, Settled::TimedOut)
-  }));
+  core().pass_on(&mut keys.into_iter());
 }
 
 /// DoWait step 9: ToNumber(timeout) has been done; NaN → +∞, negative → 0.
@@ -154,12 +120,9 @@ fn wait_async(
   if timeout_ms == 0.0 {
     return js.number(code::TIMED_OUT);
   }
-  let deadline = When::after(timeout_ms);
-  // Started here, before any lock, if this is the first deadline.
-  let timer = match deadline {
-    Some(_) => Some(timer()?),
-    None => None,
-  };
+  // The notifier starts here, before any lock, if this is the first
+  // deadline.
+  let deadline = core().async_deadline(timeout_ms).map_err(Failure::Error)?;
   env::with_env(js, |cell| {
     // The promise: made here as a deferred, or by lib/pending.js once this
     // returns the slot (see `env::Promise`). Making it runs promise hooks,
@@ -187,7 +150,7 @@ fn wait_async(
         }
         None => Promise::InJs,
       };
-      let waiter = (location.key, deadline, timer, promise);
+      let waiter = (location.key, deadline, promise);
       enqueue_async(js, state, waiter, still_expected, &mut conclude)
     });
     if let Some(deferred) = conclude {
@@ -208,14 +171,14 @@ fn wait_async(
 fn enqueue_async(
   js: Js,
   state: &mut env::EnvState,
-  (key, deadline, timer, promise): (usize, Option<When>, Option<&Timer>, Promise),
-  still_expected: impl FnOnce() -> bool,
+  (key, deadline, promise): (usize, Option<crate::core::AsyncDeadline>, Promise),
+  mut still_expected: impl FnMut() -> bool,
   conclude: &mut Option<NonNull<sys::napi_deferred__>>,
 ) -> NResult<Option<u32>> {
   let slot = state.pending.insert(Pending {
     id: 0,
     key,
-    deadline,
+    deadline: deadline.map(crate::core::AsyncDeadline::when),
     promise,
   });
   if slot > MAX_SLOT {
@@ -227,28 +190,7 @@ fn enqueue_async(
     ));
   }
   // Enqueue at the tail, under the bucket lock, if the value still holds.
-  // The deadline goes to the notifier thread under that same lock, so its
-  // add precedes any notify's cancel; waking the thread for it (a system
-  // call) waits until the lock is released.
-  let shared = &state.shared;
-  let mut wake_timer = false;
-  let enqueued = REGISTRY.enqueue_if(key, still_expected, |id| {
-    if let (Some(at), Some(timer)) = (deadline, timer) {
-      wake_timer = timer.schedule(Deadline {
-        at: at.instant(),
-        id,
-        key,
-      });
-    }
-    Waiter::Async {
-      env: shared.clone(),
-      slot,
-      deadline,
-    }
-  });
-  if let (true, Some(timer)) = (wake_timer, timer) {
-    timer.wake();
-  }
+  let enqueued = core().enqueue_async(key, deadline, &mut still_expected, &state.shared, slot);
   match enqueued {
     Enqueued::Queued(id) => {
       if let Some(pending) = state.pending.get_mut(slot) {
@@ -289,15 +231,9 @@ fn conclude_deferred(js: Js, deferred: NonNull<sys::napi_deferred__>) {
 
 /// Takes a pending async waiter off its queue, and its deadline off the
 /// notifier, unless a notify or a timeout took it first (and owns its
-/// outcome); says whether it did. For `cancel` and env teardown.
+/// outcome); says whether it did. For env teardown.
 pub fn withdraw(pending: &Pending) -> bool {
-  if REGISTRY.remove(pending.key, pending.id).is_none() {
-    return false;
-  }
-  if let Some(at) = pending.deadline {
-    cancel_deadline(at, pending.id);
-  }
-  true
+  core().withdraw(pending.key, pending.id, pending.deadline)
 }
 
 /// `cancel(slot)`: takes a queued `waitAsync` back (lib/pending.js, when it
@@ -320,11 +256,7 @@ fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
         // no longer ours to take back; its promise settles as it is.
         return Ok(None);
       }
-      if state.cancelled.withdraw(&REGISTRY, key, id).is_some() {
-        if let Some(at) = deadline {
-          cancel_deadline(at, id);
-        }
-      }
+      core().take_back(&mut state.cancelled, key, id, deadline);
       conclude = discard(js, state, slot);
     }
     state.update_keep_alive();
@@ -389,13 +321,7 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
   } else {
     count.max(0.0) as usize
   };
-  let key = location.key;
-  let woken = REGISTRY.dequeue(key, count);
-  let n = woken.len();
-  wake(
-    woken.into_iter().map(|(id, w)| (key, id, w)),
-    Settled::Woken,
-  );
+  let n = core().notify(location.key, count);
   js.number(n as f64)
 }
 
@@ -409,26 +335,12 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
     // Only if a previous wait's JS loop was abandoned and `waitAbandon`
     // could not say so.
     pass_on(state.abandon_sync_wait());
-    let parker = Arc::new(Parker::new());
     // SAFETY: `array`, a JS argument of this call, roots the buffer.
-    let still_expected = || unsafe { holds(&location, want) };
-    let enqueued = REGISTRY.enqueue_if(location.key, still_expected, |_| {
-      Waiter::Sync(parker.clone())
-    });
-    let Enqueued::Queued(id) = enqueued else {
+    let mut still_expected = || unsafe { holds(&location, want) };
+    let Some(sync) = core().enqueue_sync(location.key, timeout_ms, &mut still_expected) else {
       return Ok(code::NOT_EQUAL);
     };
-    let deadline = if timeout_ms == 0.0 {
-      Some(Instant::now())
-    } else {
-      deadline_after(timeout_ms)
-    };
-    state.sync_wait = Some(SyncWait {
-      key: location.key,
-      id,
-      parker,
-      deadline,
-    });
+    state.sync_wait = Some(sync);
     Ok(park_slice(state))
   })?;
   js.number(code)
@@ -449,30 +361,14 @@ fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
 
 /// Parks for one slice of the current sync wait and says how it stands.
 fn park_slice(state: &mut env::EnvState) -> f64 {
-  let Some(sync) = &state.sync_wait else {
-    return code::OK;
-  };
-  let slice_end = Instant::now() + SYNC_SLICE;
-  let until = sync.deadline.map_or(slice_end, |d| d.min(slice_end));
-  if sync.parker.park_until(until) == ParkState::Woken {
-    state.unseen_wake = Some(sync.key);
-    state.sync_wait = None;
-    return code::OK;
-  }
-  match sync.deadline {
-    Some(deadline) if Instant::now() >= deadline => {
-      let sync = state.sync_wait.take().expect("checked above");
-      if REGISTRY.remove(sync.key, sync.id).is_some() {
-        code::TIMED_OUT
-      } else {
-        // A notify took us off the queue first and owns the outcome; its
-        // unpark is imminent.
-        sync.parker.park();
-        state.unseen_wake = Some(sync.key);
-        code::OK
-      }
+  match core().wait_slice(&mut state.sync_wait, SYNC_SLICE) {
+    None => code::OK,
+    Some(Slice::Woken { key }) => {
+      state.unseen_wake = Some(key);
+      code::OK
     }
-    _ => code::PENDING,
+    Some(Slice::TimedOut) => code::TIMED_OUT,
+    Some(Slice::Pending) => code::PENDING,
   }
 }
 
@@ -514,12 +410,13 @@ fn set_keep_alive(js: Js, [flag]: [sys::napi_value; 1]) -> NResult<sys::napi_val
 /// this env's pending async waiters, deadlines held by the notifier]`.
 fn counts_for_testing(js: Js, [array, index]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
   let pending = env::with_state(js, |state| Ok(state.pending.len()))?;
-  let waiters = if js.is_object(array)? {
-    REGISTRY.waiters_on(locate(js, array, js.f64(index)?)?.key)
+  let key = if js.is_object(array)? {
+    Some(locate(js, array, js.f64(index)?)?.key)
   } else {
-    REGISTRY.len()
+    None
   };
-  let timers = TIMER.get().map_or(0, Timer::pending);
+  let waiters = core().waiters(key);
+  let timers = core().deadlines();
   js.numbers(&[waiters as f64, pending as f64, timers as f64])
 }
 
@@ -537,7 +434,7 @@ fn fail_settle_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::nap
 /// Test-only: from now on, starting the notifier thread fails (it starts
 /// on the first waitAsync with a finite timeout).
 fn fail_notifier_start_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  FAIL_NOTIFIER_START_FOR_TESTING.store(true, Ordering::Relaxed);
+  core().fail_timer_start_for_testing();
   js.undefined()
 }
 
@@ -579,6 +476,11 @@ callbacks! {
 pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   // SAFETY: module init runs on the env's thread with a live env.
   let js = unsafe { Js::new(env.raw()) };
+  if let Err(message) = shared::chosen() {
+    // Thrown: this copy does not load (binding.js tries its next binary).
+    js.throw_with_code(shared::ABI_MISMATCH, message);
+    return Err(napi::Error::new(napi::Status::PendingException, message));
+  }
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
   let functions: [(&str, Callback); 13] = [

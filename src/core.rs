@@ -1,0 +1,403 @@
+//! The waiter core: everything about waiting that is process-wide, in one
+//! value ([`Core`]): the registry of wait queues, the notifier thread that
+//! owns async deadlines, and the epoch those deadlines count from; and
+//! what is done with them: queueing a waiter, a notify, a sync wait's
+//! slices, a timeout, taking a waiter back, passing on a wake-up nobody
+//! will see.
+//!
+//! Pure Rust, generic over how an env is signalled ([`Signal`]): the N-API
+//! layer plugs in its ThreadsafeFunction and only decodes arguments, calls
+//! in here and encodes results; `tests/core.rs` plugs in a plain signal.
+//!
+//! Every copy of the package in a process must use one core, or a notify
+//! through one copy misses the waiters of another. The N-API layer reaches
+//! its core only through [`CoreApi`], a trait object: a copy that adopts
+//! another copy's core (src/napi/shared.rs) then runs that copy's code on
+//! that copy's data, never its own code on another's data (which would be
+//! unsound: parking_lot parks a thread that waits for a contended lock in
+//! a table of its own, one per copy of the code, where another copy's
+//! unlock would never find it).
+//!
+//! Invariants (beyond those of the registry and the wake-up core):
+//! - **The notifier starts outside every lock.** It is started by
+//!   [`CoreApi::async_deadline`], before the caller takes any lock (a
+//!   thread spawn may fail or block), and a waiter with a deadline exists
+//!   only once it runs.
+//! - **A deadline is sent under the bucket lock** that queues its waiter,
+//!   so the notifier sees its add before any notify's cancel.
+//! - **One owner per outcome**, for sync waits too: a sync waiter whose
+//!   deadline passed takes itself off its queue; if a notify took it
+//!   first, the notify owns the outcome ("ok") and its unpark is imminent.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use once_cell::sync::OnceCell;
+
+use crate::deadline::{deadline_after, When};
+use crate::parker::{ParkState, Parker};
+use crate::registry::{Enqueued, Registry, WaiterId};
+use crate::timer::{Deadline, Timer};
+use crate::wake::{self, Cancelled, Mailbox, Settled, Signal, Woken};
+
+/// What a queue entry is: a parked thread, or an env's pending promise.
+pub type Waiter<S> = wake::Waiter<S, Parker, When>;
+
+/// A sync `wait` in progress on some thread, kept between its slices.
+pub struct SyncWait {
+  pub key: usize,
+  pub id: WaiterId,
+  pub parker: Arc<Parker>,
+  pub deadline: Option<Instant>,
+}
+
+/// How one slice of a sync wait ended ([`CoreApi::wait_slice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slice {
+  /// A notify woke it, on this key: "ok".
+  Woken { key: usize },
+  /// Its deadline passed first: "timed-out".
+  TimedOut,
+  /// Neither yet: the caller returns to JS and comes back for the next.
+  Pending,
+}
+
+/// The process-wide waiter state. See the module docs.
+pub struct Core<S> {
+  registry: Registry<Waiter<S>>,
+  /// Started on the first async wait with a finite timeout.
+  timer: OnceCell<Timer>,
+  /// The origin of every [`When`] in the registry and in envs' slabs.
+  epoch: Instant,
+  /// Run once before the notifier thread starts (N-API: keep the code of
+  /// the copy that owns this core mapped, since the thread runs it).
+  before_timer_start: fn(),
+  /// Test-only (`failNotifierStartForTesting`): starting the notifier
+  /// thread fails, as when the system cannot make another thread.
+  fail_timer_start: AtomicBool,
+}
+
+impl<S: Signal + Send + Sync + 'static> Core<S> {
+  pub fn new(before_timer_start: fn()) -> Self {
+    Core {
+      registry: Registry::new(),
+      timer: OnceCell::new(),
+      epoch: Instant::now(),
+      before_timer_start,
+      fail_timer_start: AtomicBool::new(false),
+    }
+  }
+
+  /// The notifier thread, started on first use; an error saying why when
+  /// it cannot be. Call it before taking any registry lock.
+  fn timer(&'static self) -> Result<&'static Timer, String> {
+    self.timer.get_or_try_init(|| {
+      let cannot =
+        |why: &str| format!("atomics-waitasync: cannot start the notifier thread: {why}");
+      if self.fail_timer_start.load(Ordering::Relaxed) {
+        return Err(cannot("failNotifierStartForTesting"));
+      }
+      (self.before_timer_start)();
+      Timer::start(move |due| self.expire(due)).map_err(|error| cannot(&error.to_string()))
+    })
+  }
+
+  /// The notifier thread's expire callback: whichever deadline's waiter is
+  /// still queued has timed out; the others were notified and are skipped.
+  fn expire(&'static self, due: Vec<Deadline>) {
+    let timed_out: Vec<(usize, WaiterId, Waiter<S>)> = due
+      .into_iter()
+      .filter_map(|d| self.registry.remove(d.key, d.id).map(|w| (d.key, d.id, w)))
+      .collect();
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+      self.wake(timed_out, Settled::TimedOut)
+    }));
+  }
+
+  /// A notified waiter's deadline goes. (A waiter with a deadline exists
+  /// only once the timer does.)
+  fn cancel_deadline(&self, at: When, id: WaiterId) {
+    if let Some(timer) = self.timer.get() {
+      timer.cancel(at.instant(self.epoch), id);
+    }
+  }
+
+  /// Wakes waiters taken off their queues (see [`wake::wake`]).
+  fn wake(&self, woken: impl IntoIterator<Item = (usize, WaiterId, Waiter<S>)>, how: Settled) {
+    wake::wake(
+      &self.registry,
+      &|at, id| self.cancel_deadline(at, id),
+      woken,
+      how,
+    );
+  }
+}
+
+/// What the N-API layer (of any copy of the package) does with the core.
+/// A trait object, so that every call runs the code of the copy that owns
+/// the core (see the module docs); hence closures come as `dyn`.
+/// The deadline of an async wait, made only by
+/// [`CoreApi::async_deadline`] once the notifier thread has started: a
+/// deadline given to [`CoreApi::enqueue_async`] cannot be dropped for want
+/// of one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsyncDeadline(When);
+
+impl AsyncDeadline {
+  /// The deadline itself (what a waiter keeps, to withdraw or take it back).
+  pub fn when(self) -> When {
+    self.0
+  }
+}
+
+pub trait CoreApi<S>: Sync {
+  /// The deadline of an async wait of `timeout_ms` (>= 0), if it has one;
+  /// starts the notifier thread for it, which may fail. Call it before
+  /// taking any lock.
+  fn async_deadline(&'static self, timeout_ms: f64) -> Result<Option<AsyncDeadline>, String>;
+
+  /// Queues an async waiter of `env` in `slot` at the tail of `key`'s
+  /// queue, with its deadline (from [`async_deadline`](Self::async_deadline),
+  /// the only maker of an [`AsyncDeadline`], so the notifier has started),
+  /// if `still_expected()` holds under the bucket lock. `still_expected`
+  /// must not panic or call into the core.
+  fn enqueue_async(
+    &'static self,
+    key: usize,
+    deadline: Option<AsyncDeadline>,
+    still_expected: &mut dyn FnMut() -> bool,
+    env: &Arc<Mailbox<S>>,
+    slot: u32,
+  ) -> Enqueued;
+
+  /// `notify`: takes up to `count` waiters off `key`'s queue, oldest first,
+  /// wakes them, and says how many.
+  fn notify(&'static self, key: usize, count: usize) -> usize;
+
+  /// Takes a pending async waiter off its queue, and its deadline off the
+  /// notifier, unless a notify or a timeout took it first (and owns its
+  /// outcome); says whether it did. For env teardown.
+  fn withdraw(&'static self, key: usize, id: WaiterId, deadline: Option<When>) -> bool;
+
+  /// Takes a pending async waiter back (`cancel`): as [`withdraw`](Self::withdraw),
+  /// but one a notify took first is remembered in `cancelled`, so that its
+  /// wake-up goes on when its outcome arrives.
+  fn take_back(
+    &'static self,
+    cancelled: &mut Cancelled,
+    key: usize,
+    id: WaiterId,
+    deadline: Option<When>,
+  );
+
+  /// Passes on wake-ups nobody will see (see [`wake::pass_on`]).
+  fn pass_on(&'static self, keys: &mut dyn Iterator<Item = usize>);
+
+  /// Queues a sync waiter on `key` with a timeout of `timeout_ms` (>= 0;
+  /// +∞ for none), if `still_expected()` holds under the bucket lock;
+  /// `None` for "not-equal". Then call [`wait_slice`](Self::wait_slice).
+  fn enqueue_sync(
+    &'static self,
+    key: usize,
+    timeout_ms: f64,
+    still_expected: &mut dyn FnMut() -> bool,
+  ) -> Option<SyncWait>;
+
+  /// Blocks for at most `slice` of the sync wait in `wait` and says how it
+  /// stands; a wait that ended is taken out of `wait`.
+  fn wait_slice(&'static self, wait: &mut Option<SyncWait>, slice: Duration) -> Option<Slice>;
+
+  /// Ends a sync wait whose caller will see no outcome: its waiter leaves
+  /// its queue. The key of a wake-up it already got, if one did: for the
+  /// caller to pass on.
+  fn abandon_sync(&'static self, wait: SyncWait) -> Option<usize>;
+
+  /// Moves what was delivered to `env` into `into` (which must be empty).
+  fn drain(&'static self, env: &Mailbox<S>, into: &mut Vec<Woken>);
+
+  /// Closes `env`'s mailbox for good; returns what it held (see
+  /// [`Mailbox::close`]).
+  fn close(&'static self, env: &Mailbox<S>) -> Vec<Woken>;
+
+  /// Waiters queued on `key`, or in all if `None`.
+  fn waiters(&'static self, key: Option<usize>) -> usize;
+
+  /// Deadlines the notifier thread holds.
+  fn deadlines(&'static self) -> usize;
+
+  /// Test-only: from now on, starting the notifier thread fails.
+  fn fail_timer_start_for_testing(&'static self);
+}
+
+impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
+  fn async_deadline(&'static self, timeout_ms: f64) -> Result<Option<AsyncDeadline>, String> {
+    let Some(deadline) = When::after(self.epoch, timeout_ms) else {
+      return Ok(None);
+    };
+    self.timer()?;
+    Ok(Some(AsyncDeadline(deadline)))
+  }
+
+  fn enqueue_async(
+    &'static self,
+    key: usize,
+    deadline: Option<AsyncDeadline>,
+    still_expected: &mut dyn FnMut() -> bool,
+    env: &Arc<Mailbox<S>>,
+    slot: u32,
+  ) -> Enqueued {
+    // The deadline goes to the notifier thread under the bucket lock, so
+    // its add precedes any notify's cancel; waking the thread for it (a
+    // system call) waits until the lock is released. An `AsyncDeadline`
+    // exists only once the notifier has started (`async_deadline`), and it
+    // never stops: one from another core would be a bug, not a waiter that
+    // silently never times out.
+    let deadline = deadline.map(AsyncDeadline::when);
+    let timer = deadline.map(|_| {
+      self.timer.get().expect(
+        "an AsyncDeadline comes from this core's async_deadline, which started the notifier",
+      )
+    });
+    let mut wake_timer = false;
+    let enqueued = self.registry.enqueue_if(key, still_expected, |id| {
+      if let (Some(at), Some(timer)) = (deadline, timer) {
+        wake_timer = timer.schedule(Deadline {
+          at: at.instant(self.epoch),
+          id,
+          key,
+        });
+      }
+      Waiter::Async {
+        env: env.clone(),
+        slot,
+        deadline,
+      }
+    });
+    if let (true, Some(timer)) = (wake_timer, timer) {
+      timer.wake();
+    }
+    enqueued
+  }
+
+  fn notify(&'static self, key: usize, count: usize) -> usize {
+    let woken = self.registry.dequeue(key, count);
+    let n = woken.len();
+    self.wake(
+      woken.into_iter().map(|(id, w)| (key, id, w)),
+      Settled::Woken,
+    );
+    n
+  }
+
+  fn withdraw(&'static self, key: usize, id: WaiterId, deadline: Option<When>) -> bool {
+    if self.registry.remove(key, id).is_none() {
+      return false;
+    }
+    if let Some(at) = deadline {
+      self.cancel_deadline(at, id);
+    }
+    true
+  }
+
+  fn take_back(
+    &'static self,
+    cancelled: &mut Cancelled,
+    key: usize,
+    id: WaiterId,
+    deadline: Option<When>,
+  ) {
+    if cancelled.withdraw(&self.registry, key, id).is_some() {
+      if let Some(at) = deadline {
+        self.cancel_deadline(at, id);
+      }
+    }
+  }
+
+  fn pass_on(&'static self, keys: &mut dyn Iterator<Item = usize>) {
+    wake::pass_on(&self.registry, &|at, id| self.cancel_deadline(at, id), keys);
+  }
+
+  fn enqueue_sync(
+    &'static self,
+    key: usize,
+    timeout_ms: f64,
+    still_expected: &mut dyn FnMut() -> bool,
+  ) -> Option<SyncWait> {
+    let parker = Arc::new(Parker::new());
+    let enqueued = self
+      .registry
+      .enqueue_if(key, still_expected, |_| Waiter::Sync(parker.clone()));
+    let Enqueued::Queued(id) = enqueued else {
+      return None;
+    };
+    let deadline = if timeout_ms == 0.0 {
+      Some(Instant::now())
+    } else {
+      deadline_after(timeout_ms)
+    };
+    Some(SyncWait {
+      key,
+      id,
+      parker,
+      deadline,
+    })
+  }
+
+  fn wait_slice(&'static self, wait: &mut Option<SyncWait>, slice: Duration) -> Option<Slice> {
+    let sync = wait.as_ref()?;
+    let slice_end = Instant::now() + slice;
+    let until = sync.deadline.map_or(slice_end, |d| d.min(slice_end));
+    if sync.parker.park_until(until) == ParkState::Woken {
+      let key = sync.key;
+      *wait = None;
+      return Some(Slice::Woken { key });
+    }
+    match sync.deadline {
+      Some(deadline) if Instant::now() >= deadline => {
+        let sync = wait.take()?;
+        if self.registry.remove(sync.key, sync.id).is_some() {
+          Some(Slice::TimedOut)
+        } else {
+          // A notify took us off the queue first and owns the outcome; its
+          // unpark is imminent.
+          sync.parker.park();
+          Some(Slice::Woken { key: sync.key })
+        }
+      }
+      _ => Some(Slice::Pending),
+    }
+  }
+
+  fn abandon_sync(&'static self, wait: SyncWait) -> Option<usize> {
+    // Sync timeouts are taken by the waiting thread itself, so a waiter
+    // gone from its queue was taken by a notify.
+    match self.registry.remove(wait.key, wait.id) {
+      Some(_) => None,
+      None => Some(wait.key),
+    }
+  }
+
+  fn drain(&'static self, env: &Mailbox<S>, into: &mut Vec<Woken>) {
+    env.drain_into(into);
+  }
+
+  fn close(&'static self, env: &Mailbox<S>) -> Vec<Woken> {
+    env.close()
+  }
+
+  fn waiters(&'static self, key: Option<usize>) -> usize {
+    match key {
+      Some(key) => self.registry.waiters_on(key),
+      None => self.registry.len(),
+    }
+  }
+
+  fn deadlines(&'static self) -> usize {
+    self.timer.get().map_or(0, Timer::pending)
+  }
+
+  fn fail_timer_start_for_testing(&'static self) {
+    self.fail_timer_start.store(true, Ordering::Relaxed);
+  }
+}

@@ -1,0 +1,343 @@
+//! One waiter core per process, however many copies of the package are
+//! loaded (two versions in node_modules, a bundled copy).
+//!
+//! Each copy's .node file is its own shared object, with statics of its
+//! own: with a core each, a waiter made through one copy was never woken by
+//! a notify through another. So every copy exports
+//! [`atomics_waitasync_core_v1`], which hands out its own core with its ABI
+//! marker ([`ABI`]: the core's layout version, the package version, the
+//! compiler, the target, the profile and a hash of the sources and
+//! rustflags; plain text in .rodata). On first
+//! use (module init, in whichever thread loads it first) a copy walks the
+//! process's loaded objects with `dl_iterate_phdr`, in link-map order,
+//! which is load order, and takes the first one that exports the symbol:
+//! - itself: it owns the process's core;
+//! - another copy with the same marker: it uses that copy's core, through
+//!   the [`CoreApi`](crate::core::CoreApi) trait object, so that all of it
+//!   runs the owner's code (see `crate::core`);
+//! - another copy with another marker: it refuses to load
+//!   ([`ABI_MISMATCH`]), rather than keep a second registry that loses
+//!   wake-ups.
+//!
+//! Every copy makes the same choice, whatever thread, in whatever order they
+//! are used: objects are appended to the link map as they load, so the
+//! first exporter a copy finds was loaded before it and stays first; and it
+//! stays loaded, since whoever chooses it pins it (`RTLD_NODELETE`): a copy
+//! that owns the core must not be unloaded with the env (a worker) that
+//! loaded it while others run its code. Two copies initialising at once in
+//! two threads find the same first exporter; the owner's core is made once
+//! (a `Lazy`) by whichever asks first.
+//!
+//! Copies from before this scheme export nothing and are not found: they
+//! keep a registry of their own. Off Linux (no `dl_iterate_phdr` walk here)
+//! each copy keeps its own core, as before.
+
+use std::ffi::{c_char, CStr};
+
+use once_cell::sync::{Lazy, OnceCell};
+
+use super::{Core, OWN_CORE};
+
+/// The ABI marker: two copies share a core only if theirs are equal.
+/// NUL-terminated; kept as one string in .rodata (the tests find it there
+/// and patch a copied binary's to make it another version).
+pub const ABI: &str = concat!(
+  "atomics-waitasync core ABI ",
+  // The layout of `Exported` and of the core's API: bump it with any
+  // change to them that the package version would not show.
+  "1",
+  "; version ",
+  env!("CARGO_PKG_VERSION"),
+  "; ",
+  env!("ATOMICS_WAITASYNC_RUSTC"),
+  "; target ",
+  env!("ATOMICS_WAITASYNC_TARGET"),
+  "; profile ",
+  env!("ATOMICS_WAITASYNC_PROFILE"),
+  // The sources and rustflags it was built from (build.rs): two builds of
+  // one version from different sources must not share a core.
+  "; source fnv1a64 ",
+  env!("ATOMICS_WAITASYNC_SOURCE"),
+  "\0"
+);
+
+/// The code of the error a copy whose core cannot be shared fails to load
+/// with (binding.js goes on to its next binary, and throws it if none loads).
+pub const ABI_MISMATCH: &CStr = c"ERR_ATOMICS_WAITASYNC_ABI_MISMATCH";
+
+/// What [`atomics_waitasync_core_v1`] hands out. Every version reads `abi`
+/// first, and the rest only if it matches its own.
+#[repr(C)]
+pub struct Exported {
+  /// [`ABI`], NUL-terminated.
+  abi: *const c_char,
+  core: &'static Core,
+}
+
+// SAFETY: `abi` points to a string in .rodata, never written; the core is
+// `Sync` (a `CoreApi` is).
+unsafe impl Sync for Exported {}
+// SAFETY: as above.
+unsafe impl Send for Exported {}
+
+/// This copy's core, for other copies to find (see the module docs).
+#[no_mangle]
+pub extern "C" fn atomics_waitasync_core_v1() -> *const Exported {
+  static EXPORTED: Lazy<Exported> = Lazy::new(|| {
+    // Another copy may take this core before this copy's own module init
+    // has run (it is loaded, and first in the link map, but Node has not
+    // registered it yet): the core's code calls N-API (a waiter's
+    // ThreadsafeFunction), so load this copy's N-API symbols now. napi-rs
+    // does the same at every module init; the library handle stays.
+    #[cfg(any(target_env = "msvc", not(target_family = "wasm")))]
+    // SAFETY: loads the host process's N-API symbols into this copy's
+    // table, as napi-rs's module registration does.
+    std::mem::forget(unsafe { napi::sys::setup() });
+    Exported {
+      abi: ABI.as_ptr().cast(),
+      core: &*OWN_CORE,
+    }
+  });
+  &*EXPORTED
+}
+
+/// The process's core, as chosen on first use (see the module docs); an
+/// error message when this copy cannot share it.
+pub fn chosen() -> Result<&'static Core, &'static str> {
+  static CHOSEN: OnceCell<Result<&'static Core, String>> = OnceCell::new();
+  match CHOSEN.get_or_init(choose) {
+    Ok(core) => Ok(*core),
+    Err(message) => Err(message),
+  }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn choose() -> Result<&'static Core, String> {
+  Ok(&*OWN_CORE)
+}
+
+/// An address inside this copy, to tell it among the loaded objects. Not
+/// the address of `atomics_waitasync_core_v1`: that is exported, so this
+/// copy reaches it through the GOT, and when an earlier copy was loaded
+/// `RTLD_GLOBAL` its definition comes first in the global scope and is
+/// what the GOT holds: this copy would take that copy for itself. A
+/// private static is reached PC-relative, always this copy's own.
+#[cfg(target_os = "linux")]
+static SELF: u8 = 0;
+
+#[cfg(target_os = "linux")]
+fn choose() -> Result<&'static Core, String> {
+  let own = (&raw const SELF) as usize;
+  for object in linux::loaded_objects() {
+    // Held open until the choice is pinned: the object cannot be unloaded
+    // in between. `None`: it was unloaded since the walk.
+    let Some(opened) = object.open() else {
+      continue;
+    };
+    if object.contains(own) {
+      // The first copy loaded: this one. Pin it, others may run its code.
+      opened.pin()?;
+      return Ok(&*OWN_CORE);
+    }
+    let Some(exported) = opened.core() else {
+      continue;
+    };
+    // SAFETY: `core()` found the symbol inside this object, which is a copy
+    // of this package: what it returns starts with a pointer to a
+    // NUL-terminated marker, in every version.
+    let abi = unsafe { (*exported).abi };
+    // SAFETY: as above: the marker, in .rodata, never written.
+    let abi = unsafe { CStr::from_ptr(abi) };
+    if abi.to_bytes_with_nul() == ABI.as_bytes() {
+      opened.pin()?;
+      // SAFETY: the markers match: the same source built the same way, so
+      // `Exported` has this layout there, and its core lives for as long as
+      // that copy stays loaded, which is for good (pinned above).
+      return Ok(unsafe { (*exported).core });
+    }
+    let own_path = linux::loaded_objects()
+      .into_iter()
+      .find(|o| o.contains(own))
+      .map_or_else(|| "(this copy)".into(), |o| o.path());
+    return Err(mismatch(
+      (&object.path(), &abi.to_string_lossy()),
+      (&own_path, ABI.trim_end_matches('\0')),
+    ));
+  }
+  Ok(&*OWN_CORE)
+}
+
+/// The message of [`ABI_MISMATCH`].
+fn mismatch((owner, owner_abi): (&str, &str), (own, own_abi): (&str, &str)) -> String {
+  format!(
+    "atomics-waitasync: two copies of the package are loaded in this process, and their waiter \
+     cores cannot be shared:\n  {owner}\n    ({owner_abi}), loaded first, owns the process's \
+     waiters;\n  {own}\n    ({own_abi}) cannot use them.\nA wait through one copy would never be \
+     woken by a notify through the other, so this copy does not load. Dedupe the package so that \
+     one copy is loaded: one version of atomics-waitasync for every dependent (`npm dedupe`, or \
+     `overrides`/`resolutions` in package.json), and keep bundlers from inlining a second copy \
+     (mark it external)."
+  )
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+  //! The loaded objects, from `dl_iterate_phdr`, and what a copy needs to
+  //! know of them. The declarations and the `RTLD_*` values are the `libc`
+  //! crate's, right for each target (they differ: glibc on MIPS has
+  //! `RTLD_NOLOAD` 0x8, where 0x4 is `RTLD_GLOBAL`). glibc before 2.34 has
+  //! `dlopen` and `dlsym` in libdl, which Rust's std already links; musl
+  //! has them in libc.
+
+  use std::ffi::{c_int, c_void, CStr, CString};
+
+  use libc::{
+    dl_iterate_phdr, dl_phdr_info, dlclose, dlerror, dlopen, dlsym, PT_LOAD, RTLD_LAZY,
+    RTLD_NODELETE, RTLD_NOLOAD,
+  };
+
+  use super::Exported;
+
+  /// A loaded shared object: its path, and where its segments are mapped.
+  pub struct Object {
+    name: CString,
+    segments: Vec<(usize, usize)>,
+  }
+
+  /// Every loaded object with a path, in link-map order (load order). The
+  /// callback only copies: it runs under the loader's lock, which `dlopen`
+  /// takes too.
+  pub fn loaded_objects() -> Vec<Object> {
+    unsafe extern "C" fn collect(
+      info: *mut dl_phdr_info,
+      _size: usize,
+      data: *mut c_void,
+    ) -> c_int {
+      // SAFETY: dl_iterate_phdr passes a valid info for the call.
+      let info = unsafe { &*info };
+      // SAFETY: `data` is the Vec below, not otherwise used meanwhile.
+      let objects = unsafe { &mut *data.cast::<Vec<Object>>() };
+      if info.dlpi_name.is_null() {
+        return 0;
+      }
+      // SAFETY: a non-null dlpi_name is a NUL-terminated string.
+      let name = unsafe { CStr::from_ptr(info.dlpi_name) };
+      if name.is_empty() {
+        return 0; // the main program
+      }
+      let mut segments = Vec::new();
+      for i in 0..usize::from(info.dlpi_phnum) {
+        // SAFETY: dlpi_phdr has dlpi_phnum entries.
+        let phdr = unsafe { info.dlpi_phdr.add(i) };
+        // SAFETY: as above; the loader keeps them for the call.
+        let phdr = unsafe { &*phdr };
+        if phdr.p_type == PT_LOAD {
+          let start = (info.dlpi_addr as usize).wrapping_add(phdr.p_vaddr as usize);
+          segments.push((start, start.wrapping_add(phdr.p_memsz as usize)));
+        }
+      }
+      objects.push(Object {
+        name: name.to_owned(),
+        segments,
+      });
+      0
+    }
+    let mut objects: Vec<Object> = Vec::new();
+    // SAFETY: `collect` matches the callback type and only uses `data` as
+    // the Vec it is given, for the length of this call.
+    unsafe { dl_iterate_phdr(Some(collect), (&raw mut objects).cast()) };
+    objects
+  }
+
+  impl Object {
+    pub fn path(&self) -> String {
+      self.name.to_string_lossy().into_owned()
+    }
+
+    /// Whether `address` is in one of this object's segments.
+    pub fn contains(&self, address: usize) -> bool {
+      self
+        .segments
+        .iter()
+        .any(|&(start, end)| (start..end).contains(&address))
+    }
+
+    /// A handle on this object, if it is still loaded (`RTLD_NOLOAD`: it
+    /// loads nothing); the object stays loaded while the handle lives.
+    pub fn open(&self) -> Option<Opened<'_>> {
+      // SAFETY: RTLD_NOLOAD only looks the object up, loading nothing; the
+      // handle is closed when `Opened` is dropped.
+      let handle = unsafe { dlopen(self.name.as_ptr(), RTLD_LAZY | RTLD_NOLOAD) };
+      (!handle.is_null()).then_some(Opened {
+        object: self,
+        handle,
+      })
+    }
+  }
+
+  /// A loaded object, held loaded by a `dlopen` handle until dropped.
+  pub struct Opened<'a> {
+    object: &'a Object,
+    handle: *mut c_void,
+  }
+
+  impl Opened<'_> {
+    /// The core this object exports, if it is a copy of this package
+    /// (exports `atomics_waitasync_core_v1` itself, not through a library
+    /// it depends on); `None` otherwise.
+    pub fn core(&self) -> Option<*const Exported> {
+      // SAFETY: a live handle and a NUL-terminated name.
+      let symbol = unsafe { dlsym(self.handle, c"atomics_waitasync_core_v1".as_ptr()) };
+      if symbol.is_null() || !self.object.contains(symbol as usize) {
+        return None;
+      }
+      // SAFETY: the symbol is this object's own export of that name, which
+      // every copy of the package defines with this signature.
+      let export: extern "C" fn() -> *const Exported = unsafe { std::mem::transmute(symbol) };
+      Some(export())
+    }
+
+    /// Keeps this object loaded for good (`RTLD_NODELETE`): it owns the
+    /// process's core, and copies other than itself run its code. Called
+    /// while this handle still holds the object, so it cannot have been
+    /// unloaded since it was chosen. An error (`dlerror`'s words) if the
+    /// loader refuses.
+    pub fn pin(&self) -> Result<(), String> {
+      // SAFETY: looks up the loaded object, marking it never to be
+      // unloaded; that handle is kept (never closed) on purpose.
+      let pinned = unsafe {
+        dlopen(
+          self.object.name.as_ptr(),
+          RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE,
+        )
+      };
+      if !pinned.is_null() {
+        return Ok(());
+      }
+      // SAFETY: dlerror's message, if any, is a NUL-terminated string
+      // valid until the next dl* call in this thread; copied at once.
+      let why = unsafe { dlerror() };
+      let why = if why.is_null() {
+        "unknown error".into()
+      } else {
+        // SAFETY: as above.
+        unsafe { CStr::from_ptr(why) }
+          .to_string_lossy()
+          .into_owned()
+      };
+      Err(format!(
+        "atomics-waitasync: could not keep {} loaded for good (dlopen RTLD_NODELETE: {why}); \
+         its waiter core cannot be shared safely, so this copy does not load.",
+        self.object.path()
+      ))
+    }
+  }
+
+  impl Drop for Opened<'_> {
+    fn drop(&mut self) {
+      // SAFETY: the handle `open` got, closed once. A pinned object stays
+      // loaded regardless.
+      unsafe { dlclose(self.handle) };
+    }
+  }
+}

@@ -1,0 +1,328 @@
+//! The waiter core (`src/core.rs`) without Node, through the same trait
+//! object the N-API layer uses: async waits with and without deadlines,
+//! notify against timeout, sync waits in slices, taking a waiter back, and
+//! an env that goes away. The races of the parts it is made of are
+//! model-checked in loom_registry.rs, loom_wake.rs and loom_handshake.rs.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use atomics_waitasync::core::{Core, CoreApi, Slice};
+use atomics_waitasync::registry::Enqueued;
+use atomics_waitasync::wake::{Cancelled, Mailbox, Settled, Signal, Woken};
+
+/// Counts how many times its env was signalled.
+#[derive(Clone, Default)]
+struct Signals(Arc<AtomicUsize>);
+
+impl Signal for Signals {
+  fn signal(&self) -> bool {
+    self.0.fetch_add(1, Ordering::Relaxed);
+    true
+  }
+}
+
+type Api = dyn CoreApi<Signals>;
+type Env = Arc<Mailbox<Signals>>;
+
+const KEY: usize = 0x1000;
+
+/// A fresh core of its own for each test (the N-API layer has one per
+/// process), leaked: the notifier thread needs it for good.
+fn core() -> &'static Api {
+  Box::leak(Box::new(Core::<Signals>::new(|| {})))
+}
+
+fn env() -> Env {
+  Arc::new(Mailbox::new(Signals::default()))
+}
+
+fn queue(core: &'static Api, env: &Env, slot: u32, timeout_ms: f64) -> u64 {
+  let deadline = core
+    .async_deadline(timeout_ms)
+    .expect("the notifier starts");
+  match core.enqueue_async(KEY, deadline, &mut || true, env, slot) {
+    Enqueued::Queued(id) => id,
+    Enqueued::NotEqual => unreachable!("the check passed"),
+  }
+}
+
+fn drain(core: &'static Api, env: &Env) -> Vec<Woken> {
+  let mut woken = Vec::new();
+  core.drain(env, &mut woken);
+  woken
+}
+
+/// Waits until `done()`, or fails after 10 s (a deadline fires on another
+/// thread; how soon depends on the machine).
+fn until(what: &str, mut done: impl FnMut() -> bool) {
+  let give_up = Instant::now() + Duration::from_secs(10);
+  while !done() {
+    assert!(
+      Instant::now() < give_up,
+      "{what}: still not done after 10 s"
+    );
+    thread::yield_now();
+  }
+}
+
+#[test]
+fn notify_wakes_async_waiters_oldest_first_in_one_batch() {
+  let core = core();
+  let signals = Signals::default();
+  let env = Arc::new(Mailbox::new(signals.clone()));
+  let ids: Vec<u64> = (0..3)
+    .map(|slot| queue(core, &env, slot, f64::INFINITY))
+    .collect();
+  assert_eq!(core.waiters(Some(KEY)), 3);
+  assert_eq!(core.notify(KEY, 2), 2);
+  let woken = drain(core, &env);
+  assert_eq!(woken.iter().map(|w| w.id).collect::<Vec<_>>(), ids[..2]);
+  assert!(woken.iter().all(|w| w.how == Settled::Woken));
+  assert_eq!(
+    signals.0.load(Ordering::Relaxed),
+    1,
+    "one signal for the batch"
+  );
+  assert_eq!(core.waiters(None), 1);
+}
+
+#[test]
+fn a_deadline_times_the_waiter_out_and_leaves_nothing() {
+  let core = core();
+  let env = env();
+  let id = queue(core, &env, 7, 1.0);
+  let mut woken = Vec::new();
+  until("the timeout", || {
+    core.drain(&env, &mut woken);
+    !woken.is_empty()
+  });
+  assert_eq!(woken.len(), 1);
+  assert_eq!((woken[0].slot, woken[0].id), (7, id));
+  assert_eq!(woken[0].how, Settled::TimedOut);
+  assert_eq!(
+    woken[0].unseen_key(),
+    None,
+    "a timeout is passed on to nobody"
+  );
+  assert_eq!(core.waiters(None), 0);
+  until("the notifier forgets it", || core.deadlines() == 0);
+}
+
+#[test]
+fn a_notify_cancels_the_deadline() {
+  let core = core();
+  let env = env();
+  queue(core, &env, 0, 3_600_000.0);
+  until("the notifier holds it", || core.deadlines() == 1);
+  assert_eq!(core.notify(KEY, 1), 1);
+  until("the notifier drops it", || core.deadlines() == 0);
+  let woken = drain(core, &env);
+  assert_eq!(woken.len(), 1);
+  assert_eq!(woken[0].how, Settled::Woken);
+}
+
+#[test]
+fn the_value_check_runs_under_the_lock_and_a_failed_one_queues_nothing() {
+  let core = core();
+  let env = env();
+  let enqueued = core.enqueue_async(KEY, None, &mut || false, &env, 0);
+  assert_eq!(enqueued, Enqueued::NotEqual);
+  assert_eq!(core.waiters(None), 0);
+  assert!(core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || false)
+    .is_none());
+  assert_eq!(core.waiters(None), 0);
+}
+
+#[test]
+fn a_notifier_that_cannot_start_fails_the_wait_before_anything_is_queued() {
+  let core = core();
+  core.fail_timer_start_for_testing();
+  let error = core.async_deadline(10.0).unwrap_err();
+  assert!(
+    error.contains("cannot start the notifier thread"),
+    "{error}"
+  );
+  // Waits without a deadline need no notifier.
+  assert_eq!(core.async_deadline(f64::INFINITY), Ok(None));
+  assert_eq!(core.waiters(None), 0);
+}
+
+#[test]
+fn a_sync_wait_is_woken_by_a_notify_from_another_thread() {
+  let core = core();
+  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true);
+  assert!(wait.is_some());
+  let notifier = thread::spawn(move || {
+    while core.notify(KEY, 1) == 0 {
+      thread::yield_now();
+    }
+  });
+  let mut slices = 0;
+  let end = loop {
+    match core.wait_slice(&mut wait, Duration::from_millis(10)) {
+      Some(Slice::Pending) => slices += 1,
+      other => break other,
+    }
+  };
+  notifier.join().unwrap();
+  assert_eq!(
+    end,
+    Some(Slice::Woken { key: KEY }),
+    "after {slices} slices"
+  );
+  assert!(wait.is_none(), "an ended wait is taken out");
+  assert_eq!(core.wait_slice(&mut wait, Duration::from_millis(10)), None);
+}
+
+#[test]
+fn a_sync_wait_times_out_and_leaves_its_queue() {
+  let core = core();
+  let mut wait = core.enqueue_sync(KEY, 1.0, &mut || true);
+  let end = loop {
+    match core.wait_slice(&mut wait, Duration::from_millis(10)) {
+      Some(Slice::Pending) => continue,
+      other => break other,
+    }
+  };
+  assert_eq!(end, Some(Slice::TimedOut));
+  assert_eq!(core.waiters(None), 0);
+  // Nothing left for a notify to count.
+  assert_eq!(core.notify(KEY, 1), 0);
+}
+
+#[test]
+fn a_sync_wait_with_a_zero_timeout_is_still_woken_if_notified_first() {
+  let core = core();
+  let mut wait = core.enqueue_sync(KEY, 0.0, &mut || true);
+  assert_eq!(core.notify(KEY, 1), 1);
+  // Its deadline has passed, but the notify owns the outcome.
+  let end = core.wait_slice(&mut wait, Duration::from_millis(10));
+  assert_eq!(end, Some(Slice::Woken { key: KEY }));
+}
+
+#[test]
+fn an_abandoned_sync_wait_that_was_notified_passes_its_wake_up_on() {
+  let core = core();
+  let env = env();
+  let dying = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  queue(core, &env, 3, f64::INFINITY);
+  assert_eq!(core.notify(KEY, 1), 1);
+  // The thread never saw its wake-up (it was terminated, say).
+  let unseen = core.abandon_sync(dying);
+  assert_eq!(unseen, Some(KEY));
+  core.pass_on(&mut unseen.into_iter());
+  let woken = drain(core, &env);
+  assert_eq!(woken.iter().map(|w| w.slot).collect::<Vec<_>>(), [3]);
+}
+
+#[test]
+fn an_abandoned_sync_wait_not_yet_notified_just_leaves() {
+  let core = core();
+  let wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  assert_eq!(core.abandon_sync(wait), None);
+  assert_eq!(core.waiters(None), 0);
+}
+
+#[test]
+fn taking_back_a_waiter_a_notify_took_first_passes_its_wake_up_on_when_it_arrives() {
+  let core = core();
+  let (first, second) = (env(), env());
+  let id = queue(core, &first, 0, f64::INFINITY);
+  queue(core, &second, 0, f64::INFINITY);
+  assert_eq!(core.notify(KEY, 1), 1);
+  let mut cancelled = Cancelled::default();
+  core.take_back(&mut cancelled, KEY, id, None);
+  // Its outcome arrives for a slot that no longer holds it.
+  let woken = drain(core, &first);
+  assert_eq!(woken.len(), 1);
+  assert!(cancelled.arrived(id));
+  core.pass_on(&mut woken.iter().filter_map(Woken::unseen_key));
+  assert_eq!(drain(core, &second).len(), 1, "the next waiter got it");
+  assert_eq!(core.waiters(None), 0);
+}
+
+#[test]
+fn taking_back_a_queued_waiter_removes_it_and_its_deadline() {
+  let core = core();
+  let env = env();
+  let deadline = core.async_deadline(3_600_000.0).unwrap();
+  let Enqueued::Queued(id) = core.enqueue_async(KEY, deadline, &mut || true, &env, 0) else {
+    unreachable!()
+  };
+  until("the notifier holds it", || core.deadlines() == 1);
+  let mut cancelled = Cancelled::default();
+  core.take_back(&mut cancelled, KEY, id, deadline.map(|d| d.when()));
+  assert!(!cancelled.arrived(id), "not remembered: it never left");
+  assert_eq!(core.waiters(None), 0);
+  until("the notifier drops it", || core.deadlines() == 0);
+  assert_eq!(core.notify(KEY, 1), 0);
+}
+
+#[test]
+fn a_closed_env_hands_back_what_it_held_and_later_wake_ups_go_on() {
+  let core = core();
+  let (dying, live) = (env(), env());
+  let held = queue(core, &dying, 0, f64::INFINITY);
+  let behind = queue(core, &dying, 1, f64::INFINITY);
+  queue(core, &live, 9, f64::INFINITY);
+  assert_eq!(core.notify(KEY, 1), 1);
+  let undelivered = core.close(&dying);
+  assert_eq!(undelivered.iter().map(|w| w.id).collect::<Vec<_>>(), [held]);
+  // The dying env's other waiter is withdrawn by its teardown...
+  assert!(core.withdraw(KEY, behind, None));
+  // ...and what it never saw goes to the live one.
+  core.pass_on(&mut undelivered.iter().filter_map(Woken::unseen_key));
+  assert_eq!(
+    drain(core, &live)
+      .iter()
+      .map(|w| w.slot)
+      .collect::<Vec<_>>(),
+    [9]
+  );
+  assert!(!core.withdraw(KEY, behind, None), "withdrawn once");
+}
+
+#[test]
+fn many_threads_notify_many_waiters_and_every_wake_up_arrives() {
+  let core = core();
+  let env = env();
+  for slot in 0..1000 {
+    queue(core, &env, slot, 3_600_000.0);
+  }
+  let notifiers: Vec<_> = (0..4)
+    .map(|_| {
+      thread::spawn(move || {
+        let mut woke = 0;
+        while woke < 250 {
+          woke += core.notify(KEY, 1);
+        }
+      })
+    })
+    .collect();
+  notifiers.into_iter().for_each(|n| n.join().unwrap());
+  let mut slots: Vec<u32> = drain(core, &env).iter().map(|w| w.slot).collect();
+  slots.sort_unstable();
+  assert_eq!(slots, (0..1000).collect::<Vec<_>>());
+  until("every deadline is cancelled", || core.deadlines() == 0);
+}
+
+#[test]
+fn a_deadline_given_to_enqueue_async_is_never_dropped() {
+  // Only async_deadline makes one (an AsyncDeadline), and it starts the
+  // notifier: enqueue_async cannot be handed a deadline with no notifier
+  // to hold it (it used to drop it silently: a waiter that never timed out).
+  let core = core();
+  let env = env();
+  assert_eq!(core.deadlines(), 0);
+  let deadline = core.async_deadline(3_600_000.0).unwrap();
+  let Enqueued::Queued(id) = core.enqueue_async(KEY, deadline, &mut || true, &env, 0) else {
+    unreachable!("the check passed");
+  };
+  until("the notifier holds it", || core.deadlines() == 1);
+  assert!(core.withdraw(KEY, id, deadline.map(|d| d.when())));
+  until("and lets it go", || core.deadlines() == 0);
+}
