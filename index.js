@@ -8,9 +8,25 @@ const binding = require('./binding');
 const { createAtomics } = require('./lib/atomics');
 const { createPolyfill } = require('./lib/polyfill');
 const { createAsyncLock } = require('./lib/async-lock');
+const { preloadInWorkers, PLAIN_PRELOAD, FORCE_PRELOAD } = require('./lib/workers');
 
 const atomics = createAtomics(binding);
 const polyfill = createPolyfill(binding, Atomics, atomics);
+
+/**
+ * The polyfill's install (lib/polyfill.js), and then, where it is active on
+ * Node, the same install in every worker this thread starts afterwards, also
+ * one started with its own execArgv (lib/workers.js).
+ */
+function install(options) {
+  const result = polyfill.install(options);
+  if (result.active && !process.versions.bun && !process.versions.deno) {
+    const force = Boolean(options && typeof options === 'object' && options.force);
+    preloadInWorkers(require('worker_threads'), force ? FORCE_PRELOAD : PLAIN_PRELOAD, require('module'));
+  }
+  return result;
+}
+
 // The lock waits through this package's triple, never the global Atomics.
 const AsyncLock = createAsyncLock(atomics);
 
@@ -21,7 +37,7 @@ module.exports = {
   ref: atomics.ref,
   unref: atomics.unref,
   // Puts waitAsync, wait and notify on this thread's Atomics (the polyfill).
-  install: polyfill.install,
+  install,
   // The post's mutex, done right: lib/async-lock.js.
   AsyncLock,
   // Test-only (not in index.d.ts): registry and pending-waiter counts.

@@ -178,30 +178,26 @@ const isPlainValue = (value) => typeof value === 'number' || typeof value === 'b
  * @param {boolean} [promisesInJs] keep waitAsync promises in JS rather
  *   than as N-API deferreds (see lib/pending.js); the default: in workers
  */
-/**
- * DoWait steps 1-9, shared by wait and waitAsync (and by the polyfill's
- * main-thread wait, which then blocks in the engine's own): the index,
- * value and timeout validated and coerced, in the spec's order.
- */
-function prepare(typedArray, index, value, timeout) {
-  const shared = validateWaitable(typedArray);
-  if (!shared) {
-    throw new TypeError('The "typedArray" argument must be backed by a SharedArrayBuffer');
-  }
-  const length = typedArrayLength(typedArray);
-  const i = validateIndex(index, length);
-  const isBigInt = typedArrayName(typedArray) === 'BigInt64Array';
-  const v = coerceValue(value, isBigInt);
-  const t = coerceTimeout(timeout);
-  return { i, v, t };
-}
-
 function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !isMainThread) {
   // In a worker, a pending N-API deferred outlives terminate() (it can only
   // be freed by resolving it, and JS no longer runs), so there the promises
   // live on the JS heap, which goes with the worker. The main thread is
   // torn down only with the process and keeps the cheaper deferreds.
   let pending = promisesInJs ? pendingPromises(binding) : null;
+
+  /** DoWait steps 1-9, shared by wait and waitAsync. */
+  function prepare(typedArray, index, value, timeout) {
+    const shared = validateWaitable(typedArray);
+    if (!shared) {
+      throw new TypeError('The "typedArray" argument must be backed by a SharedArrayBuffer');
+    }
+    const length = typedArrayLength(typedArray);
+    const i = validateIndex(index, length);
+    const isBigInt = typedArrayName(typedArray) === 'BigInt64Array';
+    const v = coerceValue(value, isBigInt);
+    const t = coerceTimeout(timeout);
+    return { i, v, t };
+  }
 
   /**
    * DoWait through the binding's `waitAsync` or `wait`: the fast path when
@@ -355,4 +351,4 @@ function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !
   return { waitAsync, wait, notify, ref, unref, waitersForTesting };
 }
 
-module.exports = { createAtomics, prepareWait: prepare, OK, NOT_EQUAL, TIMED_OUT };
+module.exports = { createAtomics, OK, NOT_EQUAL, TIMED_OUT };

@@ -1,23 +1,35 @@
 'use strict';
-// Keeps a forced install out of the way of Node's own module loader.
+// Keeps a forced install out of the way of Node's own use of Atomics.
 //
-// Node 18.19+ and 20 run module customization hooks (module.register(), an
-// --import that registers them, --loader, tsx) on a thread of their own. The
-// main-thread half, lib/internal/modules/esm/hooks.js, takes Atomics.wait and
-// Atomics.waitAsync from the global object when it first loads, which is
-// after -r preloads have run, and the hooks thread wakes it with the
-// engine's own Atomics.notify. Had a preload forced the install, Node's
-// loader would wait in this package's registry for a notify that can never
-// reach it, and hang at start-up. Node 21 and later take the functions from
-// their primordials instead; Node 18.18 and earlier have no hooks thread.
+// On Node 18.19+ and 20, two of Node's internal modules wait through the
+// global Atomics and are woken by a thread that holds the engine's own
+// notify:
+// - lib/internal/modules/esm/hooks.js, the main-thread half of module
+//   customization hooks (module.register(), an --import that registers
+//   them, --loader, tsx on those versions), takes Atomics.wait and waitAsync
+//   from the global when it first loads, after -r preloads have run; its
+//   hooks thread notifies with the engine's function. Its lock is an
+//   Int32Array of one element (SHARED_MEMORY_BYTE_LENGTH = 4).
+// - lib/internal/worker/messaging.js (worker.postMessageToThread) calls
+//   Atomics.waitAsync at call time on an Int32Array of two elements, and the
+//   target thread, which may have no preload, notifies it.
+// Were they given the package's functions, they would wait in its registry
+// for a notify that can never reach it: Node hung at start-up. Node 21 and
+// later take these functions from their primordials.
 //
-// Node's loader waits on a lock of its own: an Int32Array of one element
-// over a 4-byte SharedArrayBuffer (SHARED_MEMORY_BYTE_LENGTH in
-// lib/internal/modules/esm/shared_constants.js). The first time an installed
-// wait or waitAsync sees a buffer of that shape, it looks at its caller; a
-// buffer Node's loader waits on goes to the engine's own functions from then
-// on, and the answer for any other buffer is remembered too, so a program's
-// own one-element arrays cost one look at the stack per buffer.
+// So the installed wait and waitAsync look, once per buffer of that shape,
+// at who called them: a buffer that Node's own code waits on goes to the
+// engine's functions from then on. The answer for any other buffer is
+// remembered too, so a program's own small arrays cost one look at the stack
+// per buffer. The look runs in a realm of its own, so that a program's
+// Error.prepareStackTrace, Error.stackTraceLimit or a frozen Error changes
+// nothing, and skips the frames of the package's installed functions (of
+// any copy of the package), so that a second copy's install on top of the
+// first still finds Node's code. A program's own wrapper around the
+// installed functions hides Node's code, and is not seen through.
+
+const path = require('path');
+const vm = require('vm');
 
 const TypedArrayPrototype = Object.getPrototypeOf(Int32Array.prototype);
 const uncurry = (fn) => Function.prototype.call.bind(fn);
@@ -27,55 +39,92 @@ const typedArrayLength = accessor('length');
 const typedArrayBuffer = accessor('buffer');
 const weakMapGet = uncurry(WeakMap.prototype.get);
 const weakMapSet = uncurry(WeakMap.prototype.set);
+const startsWith = uncurry(String.prototype.startsWith);
 
-/** Whether this Node's loader takes wait/waitAsync from the global (18.19+, 20). */
-function loaderReadsGlobalAtomics(versions) {
+// Node's code that waits through the global Atomics (see above).
+const NODE_CALLERS = ['node:internal/modules/esm/hooks', 'node:internal/worker/messaging'];
+// Frames looked at: the installed function's callers, past any copies of it.
+const FRAMES = 8;
+// The files of every copy's installed functions in this realm, skipped.
+const kPolyfillFiles = Symbol.for('atomics-waitasync.polyfillFiles');
+
+/** Whether this Node's own code waits through the global Atomics (18.19+, 20). */
+function nodeWaitsThroughGlobal(versions) {
   const node = versions && versions.node;
-  // Bun and Deno report a Node version too, but run no hooks.js of Node's.
+  // Bun and Deno report a Node version too, but run no JS of Node's.
   if (typeof node !== 'string' || versions.bun || versions.deno) return false;
   const [major, minor] = node.split('.').map(Number);
   return (major === 18 && minor >= 19) || major === 20;
 }
 
-/** The file of the function that called `callee`, or '' when it cannot be told. */
-function callerFile(callee) {
-  const { prepareStackTrace, stackTraceLimit } = Error;
+let callSites = null;
+
+/**
+ * The call sites above `callee` (file names, up to FRAMES), taken in a realm
+ * of their own whose Error no program can touch; [] when they cannot be had.
+ */
+function callerFiles(callee) {
   try {
-    Error.stackTraceLimit = 1;
-    Error.prepareStackTrace = (_, frames) => frames;
-    const holder = {};
-    Error.captureStackTrace(holder, callee);
-    const frames = holder.stack;
-    const name = Array.isArray(frames) && frames.length > 0 ? frames[0].getFileName() : '';
-    return typeof name === 'string' ? name : '';
+    if (callSites === null) {
+      callSites = vm.runInNewContext(`
+        Error.stackTraceLimit = ${FRAMES};
+        Error.prepareStackTrace = (_, frames) => frames;
+        (callee) => {
+          const holder = {};
+          Error.captureStackTrace(holder, callee);
+          const frames = holder.stack;
+          const files = [];
+          for (let i = 0; Array.isArray(frames) && i < frames.length; i++) files.push(String(frames[i].getFileName()));
+          return files;
+        }`);
+    }
+    return callSites(callee);
   } catch (_) {
-    return '';
-  } finally {
-    Error.prepareStackTrace = prepareStackTrace;
-    Error.stackTraceLimit = stackTraceLimit;
+    return [];
   }
 }
 
+/** Whether the first caller outside the package's installed functions is Node's own waiting code. */
+function calledByNode(callee, skip) {
+  const files = callerFiles(callee);
+  for (let i = 0; i < files.length; i++) {
+    if (skip.has(files[i])) continue;
+    for (let j = 0; j < NODE_CALLERS.length; j++) {
+      if (files[i] === NODE_CALLERS[j] || startsWith(files[i], `${NODE_CALLERS[j]}:`)) return true;
+    }
+    return false;
+  }
+  return false;
+}
+
 /**
- * Returns `isLoaderLock(typedArray, callee)`: whether `typedArray` is a lock
- * of Node's loader, which `callee` (an installed function) must hand to the
- * engine's own. Null where Node's loader never calls installed functions.
+ * Returns `isNodeLock(typedArray, callee)`: whether `typedArray` is one that
+ * Node's own code waits on, which `callee` (an installed function) must hand
+ * to the engine's own. Null where Node's code never calls installed
+ * functions.
  *
  * @param {object} versions `process.versions`
+ * @param {object} [realm] the global object whose copies register their files
  */
-function createLoaderRoute(versions) {
-  if (!loaderReadsGlobalAtomics(versions)) return null;
-  const verdicts = new WeakMap(); // SharedArrayBuffer → whether Node's loader waits on it
-  return function isLoaderLock(typedArray, callee) {
-    if (typedArrayName(typedArray) !== 'Int32Array' || typedArrayLength(typedArray) !== 1) return false;
+function createLoaderRoute(versions, realm = globalThis) {
+  if (!nodeWaitsThroughGlobal(versions)) return null;
+  let skip = realm[kPolyfillFiles];
+  if (!(skip instanceof Set)) {
+    skip = new Set();
+    Object.defineProperty(realm, kPolyfillFiles, { value: skip, configurable: true });
+  }
+  skip.add(path.join(__dirname, 'polyfill.js'));
+  const verdicts = new WeakMap(); // SharedArrayBuffer → whether Node's code waits on it
+  return function isNodeLock(typedArray, callee) {
+    if (typedArrayName(typedArray) !== 'Int32Array' || typedArrayLength(typedArray) > 2) return false;
     const buffer = typedArrayBuffer(typedArray);
     let verdict = weakMapGet(verdicts, buffer);
     if (verdict === undefined) {
-      verdict = callerFile(callee).startsWith('node:internal/modules/esm/');
+      verdict = calledByNode(callee, skip);
       weakMapSet(verdicts, buffer, verdict);
     }
     return verdict;
   };
 }
 
-module.exports = { createLoaderRoute, loaderReadsGlobalAtomics };
+module.exports = { createLoaderRoute, nodeWaitsThroughGlobal };

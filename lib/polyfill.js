@@ -6,26 +6,10 @@
 // hand it a fake of each. index.js makes the real one (one per thread: every
 // worker has its own `Atomics` and its own copy of index.js).
 
-const { createAtomics, prepareWait } = require('./atomics');
+const { createAtomics } = require('./atomics');
 const { createLoaderRoute } = require('./node-loader');
-const { isMainThread } = require('worker_threads');
 
 const NAMES = ['waitAsync', 'wait', 'notify'];
-
-/**
- * The `wait` found on `atomics` when it can block this thread (it answers
- * "not-equal" to a value that is not there), else null: an engine that
- * refuses to wait here throws before looking at the value.
- */
-function usableWait(atomics) {
-  const wait = atomics.wait;
-  if (typeof wait !== 'function') return null;
-  try {
-    return wait.call(atomics, new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0) === 'not-equal' ? wait : null;
-  } catch (_) {
-    return null;
-  }
-}
 
 /**
  * @param {object} binding the native binding (see lib/atomics.js)
@@ -44,7 +28,6 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding), ver
   // end up calling itself.
   let originalNotify = null;
   let originalWait = null;
-  let mainThreadEngineWait = null;
   let originalWaitAsync = null;
   let patchedOnce = false;
 
@@ -77,17 +60,6 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding), ver
       return ponyfill.waitAsync(typedArray, index, value, timeout);
     },
     wait(typedArray, index, value, timeout) {
-      // On the main thread, blocks in the engine's own wait. That is where
-      // synchronous RPC blocks (Node's module loader, esbuild's
-      // transformSync under tsx, synckit), to be woken by a worker that holds
-      // the engine's notify: one started with `execArgv: []`, which no -r
-      // preload reaches. The installed notify wakes it too, through its
-      // second step. The arguments are checked and coerced here first, so
-      // bad input gets the package's errors, which name the argument.
-      if (mainThreadEngineWait !== null) {
-        const { i, v, t } = prepareWait(typedArray, index, value, timeout);
-        return mainThreadEngineWait.call(atomics, typedArray, i, v, t);
-      }
       if (originalWait !== null && isLoaderLock !== null && isLoaderLock(typedArray, replacements.wait)) {
         return originalWait.call(atomics, typedArray, index, value, timeout);
       }
@@ -122,7 +94,6 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding), ver
     if (!patchedOnce) {
       originalNotify = typeof atomics.notify === 'function' ? atomics.notify : null;
       originalWait = typeof atomics.wait === 'function' ? atomics.wait : null;
-      mainThreadEngineWait = isMainThread ? usableWait(atomics) : null;
       originalWaitAsync = typeof atomics.waitAsync === 'function' ? atomics.waitAsync : null;
       patchedOnce = true;
     }
