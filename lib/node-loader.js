@@ -10,6 +10,8 @@
 //   from the global when it first loads, after -r preloads have run; its
 //   hooks thread notifies with the engine's function. Its lock is an
 //   Int32Array of one element (SHARED_MEMORY_BYTE_LENGTH = 4).
+// - lib/internal/test_runner/mock/mock.js (node:test's mock.module()) does
+//   the same with a one-element lock that the hooks thread notifies.
 // - lib/internal/worker/messaging.js (worker.postMessageToThread) calls
 //   Atomics.waitAsync at call time on an Int32Array of two elements, and the
 //   target thread, which may have no preload, notifies it.
@@ -42,7 +44,11 @@ const weakMapSet = uncurry(WeakMap.prototype.set);
 const startsWith = uncurry(String.prototype.startsWith);
 
 // Node's code that waits through the global Atomics (see above).
-const NODE_CALLERS = ['node:internal/modules/esm/hooks', 'node:internal/worker/messaging'];
+const NODE_CALLERS = [
+  'node:internal/modules/esm/hooks',
+  'node:internal/worker/messaging',
+  'node:internal/test_runner/mock/mock', // mock.module() on Node 20: a one-element lock
+];
 // Frames looked at: the installed function's callers, past any copies of it.
 const FRAMES = 8;
 // The files of every copy's installed functions in this realm, skipped.
@@ -84,9 +90,13 @@ function callerFiles(callee) {
   }
 }
 
-/** Whether the first caller outside the package's installed functions is Node's own waiting code. */
+/**
+ * Whether the first caller outside the package's installed functions is
+ * Node's own waiting code; undefined when the call sites cannot be had.
+ */
 function calledByNode(callee, skip) {
   const files = callerFiles(callee);
+  if (files.length === 0) return undefined; // no answer: look again next time
   for (let i = 0; i < files.length; i++) {
     if (skip.has(files[i])) continue;
     for (let j = 0; j < NODE_CALLERS.length; j++) {
@@ -111,7 +121,11 @@ function createLoaderRoute(versions, realm = globalThis) {
   let skip = realm[kPolyfillFiles];
   if (!(skip instanceof Set)) {
     skip = new Set();
-    Object.defineProperty(realm, kPolyfillFiles, { value: skip, configurable: true });
+    try {
+      Object.defineProperty(realm, kPolyfillFiles, { value: skip, configurable: true });
+    } catch (_) {
+      // a non-extensible global: this copy skips its own frames only
+    }
   }
   skip.add(path.join(__dirname, 'polyfill.js'));
   const verdicts = new WeakMap(); // SharedArrayBuffer → whether Node's code waits on it
@@ -121,6 +135,7 @@ function createLoaderRoute(versions, realm = globalThis) {
     let verdict = weakMapGet(verdicts, buffer);
     if (verdict === undefined) {
       verdict = calledByNode(callee, skip);
+      if (verdict === undefined) return false;
       weakMapSet(verdicts, buffer, verdict);
     }
     return verdict;

@@ -7,11 +7,19 @@
 // thread in Atomics.wait until that worker notifies it. With the polyfill
 // installed on the main thread and not in the worker, that wait never ends.
 //
-// So once a thread has installed the polyfill, the workers it starts load
-// it first: worker_threads.Worker becomes a Proxy of itself whose
-// construct trap adds `-r <preload>` to the worker's execArgv (the given
-// one, or the inherited process.execArgv). Nothing else about
-// Worker changes: the same class, prototype and `instanceof`.
+// So once a thread has installed the polyfill, a worker it starts with its
+// own execArgv gets `-r <preload>` added to it: worker_threads.Worker
+// becomes a Proxy of itself whose construct trap does that. A worker that
+// inherits execArgv (none given) is left alone: it inherits the -r preload
+// where the program used one, and turning inherited flags into given ones
+// would make Node refuse V8 and per-process flags (--max-old-space-size)
+// that it accepts when inherited. Nothing else about Worker changes: the
+// same class, prototype and `instanceof`, and the caller's options object
+// (getters, prototype) is what Node reads, behind an own `execArgv`.
+//
+// Not reached: workers started before the install (esbuild keeps one
+// service worker for the life of the process), and code that took
+// `Worker` from worker_threads before the install.
 
 const path = require('path');
 
@@ -24,9 +32,10 @@ const kPatched = Symbol.for('atomics-waitasync.workerPreload');
  * loads a file once.
  */
 function withPreload(execArgv, preload) {
-  const args = Array.isArray(execArgv) ? execArgv.slice() : process.execArgv.slice();
-  for (let i = 0; i + 1 < args.length; i++) {
+  const args = execArgv.slice();
+  for (let i = 0; i < args.length; i++) {
     if ((args[i] === '-r' || args[i] === '--require') && args[i + 1] === preload) return args;
+    if (args[i] === `--require=${preload}`) return args;
   }
   return args.concat(['-r', preload]);
 }
@@ -53,18 +62,29 @@ function preloadInWorkers(workerThreads, preload, builtinModule) {
   const state = { preload };
   const proxy = new Proxy(current, {
     construct(target, args, newTarget) {
-      const filename = args[0];
-      const options = args[1] === undefined || args[1] === null ? {} : args[1];
-      if (typeof options !== 'object') return Reflect.construct(target, args, newTarget === proxy ? target : newTarget);
-      const fixed = Object.assign({}, options, { execArgv: withPreload(options.execArgv, state.preload) });
-      return Reflect.construct(target, [filename, fixed].concat(args.slice(2)), newTarget === proxy ? target : newTarget);
+      const construct = newTarget === proxy ? target : newTarget;
+      const options = args[1];
+      // Only a given execArgv array changes; anything else is Node's to
+      // accept or refuse, as it would without the package.
+      if (options === null || typeof options !== 'object' || !Array.isArray(options.execArgv)) {
+        return Reflect.construct(target, args, construct);
+      }
+      const fixed = Object.create(options, {
+        execArgv: { value: withPreload(options.execArgv, state.preload), enumerable: true, writable: true, configurable: true },
+      });
+      return Reflect.construct(target, [args[0], fixed].concat(args.slice(2)), construct);
     },
     get(target, key, receiver) {
       if (key === kPatched) return state;
       return Reflect.get(target, key, receiver);
     },
   });
-  workerThreads.Worker = proxy;
+  try {
+    workerThreads.Worker = proxy;
+  } catch (_) {
+    return false; // a frozen worker_threads: leave it be
+  }
+  if (workerThreads.Worker !== proxy) return false;
   // `import { Worker } from 'node:worker_threads'` sees it too.
   if (builtinModule && typeof builtinModule.syncBuiltinESMExports === 'function') builtinModule.syncBuiltinESMExports();
   return true;
