@@ -399,6 +399,15 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
   js.number(n as f64)
 }
 
+/// `addressOf(typedArray)` → the address of its element 0, mod 2^32: what
+/// lib/atomics.js needs to find an element's "may be waiting" count
+/// (`Registry::may_wait`, `may_wait_slot`). Throws, as `notify` does, for
+/// an array it would not take.
+fn address_of(js: Js, [array]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+  let location = locate(js, array, 0.0)?;
+  js.number(f64::from(location.key as u32))
+}
+
 /// `wait(typedArray, index, value, timeoutMs)` → `code::*`. Blocks for at
 /// most one slice; `code::PENDING` means "call `waitContinue()`".
 fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult<sys::napi_value> {
@@ -565,6 +574,7 @@ callbacks! {
   js_wait_done => wait_done;
   js_wait_abandon => wait_abandon;
   js_notify => notify;
+  js_address_of => address_of;
   js_set_keep_alive => set_keep_alive;
   js_cancel => cancel;
   js_set_settler => set_settler;
@@ -581,7 +591,8 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   let js = unsafe { Js::new(env.raw()) };
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
-  let functions: [(&str, Callback); 13] = [
+  let functions: [(&str, Callback); 14] = [
+    ("addressOf", js_address_of),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
@@ -601,6 +612,16 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   ];
   for (name, callback) in functions {
     js.set_function(exports.raw(), name, callback)
+      .map_err(to_napi)?;
+  }
+  // The registry's "may be waiting" counts, for notify to read without a
+  // call (lib/atomics.js). Left out where external buffers are not
+  // allowed: notify then always calls.
+  let (counts, len) = REGISTRY.may_wait_counts();
+  // SAFETY: the counts live as long as REGISTRY, a static that is never
+  // dropped, and never move; JS only reads and writes them atomically.
+  if let Ok(buffer) = unsafe { js.static_arraybuffer(counts.cast_mut().cast(), len * 4) } {
+    js.set_named(exports.raw(), "mayWaitCounts", buffer)
       .map_err(to_napi)?;
   }
   Ok(())
