@@ -240,7 +240,13 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         (error) => releaseThen(lock, () => Promise.reject(error))
       );
     }
-    return releaseThen(lock, () => result);
+    // The common case: f returned a plain value. No closure, one promise.
+    try {
+      lock.unlock();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return Promise.resolve(result);
   }
 
   /** Unlocks, then returns `next()` as a promise; an unlock error (misuse) wins. */
