@@ -55,10 +55,17 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::Ordering;
 
+use smallvec::SmallVec;
+
 use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Mutex, BUCKET_COUNT, MAY_WAIT_SLOTS};
 
 /// Identifies one waiter for its whole life; unique within a registry.
 pub type WaiterId = u64;
+
+/// The waiters one [`Registry::dequeue`] took, oldest first: inline when
+/// there is one (a lock's notify, a ping-pong), so that a notify that
+/// wakes one waiter allocates nothing.
+pub type Dequeued<W> = SmallVec<[(WaiterId, W); 1]>;
 
 /// What [`Registry::enqueue_if`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +121,7 @@ impl<W> Queue<W> {
   }
 
   /// Moves up to `count` waiters from the head into `into`, oldest first.
-  fn pop_front_into(&mut self, count: usize, into: &mut Vec<(WaiterId, W)>) {
+  fn pop_front_into(&mut self, count: usize, into: &mut Dequeued<W>) {
     let mut taken = 0;
     while taken < count {
       let Some((id, waiter)) = self.entries.pop_front() else {
@@ -218,15 +225,15 @@ impl<W> Registry<W> {
 
   /// Removes up to `count` waiters from the head of `key`'s queue, oldest
   /// first, and returns them. The caller wakes them after the lock is gone.
-  pub fn dequeue(&self, key: usize, count: usize) -> Vec<(WaiterId, W)> {
+  pub fn dequeue(&self, key: usize, count: usize) -> Dequeued<W> {
     if count == 0 {
-      return Vec::new();
+      return Dequeued::new();
     }
     let mut queues = self.bucket(key).queues.lock();
     let Some(queue) = queues.get_mut(&key) else {
-      return Vec::new();
+      return Dequeued::new();
     };
-    let mut woken = Vec::with_capacity(count.min(queue.live));
+    let mut woken = Dequeued::with_capacity(count.min(queue.live));
     queue.pop_front_into(count, &mut woken);
     if queue.is_empty() {
       queues.remove(&key);

@@ -96,7 +96,10 @@ fn fifo_and_counts_under_concurrent_enqueue_and_notify() {
     let woken = notifier.join().unwrap();
     assert_eq!(woken.len(), 1);
     assert_eq!(woken[0], (first, "first"), "the oldest waiter goes first");
-    assert_eq!(registry.dequeue(KEY, 5), vec![(second, "second")]);
+    assert_eq!(
+      registry.dequeue(KEY, 5).into_vec(),
+      vec![(second, "second")]
+    );
   });
 }
 
