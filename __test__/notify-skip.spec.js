@@ -17,9 +17,25 @@ const { fixture } = require('./helpers');
 describe('notify skips the native call only when nobody can be waiting', function () {
   this.timeout(120000);
 
-  it('the binding exports the counts and addressOf', () => {
+  it('the binding exports the counts, addressOf and notifyAt', () => {
     assert.ok(binding.mayWaitCounts instanceof ArrayBuffer, 'external buffers are allowed on Node');
     assert.strictEqual(typeof binding.addressOf, 'function');
+    assert.strictEqual(typeof binding.notifyAt, 'function');
+  });
+
+  it('notifyAt wakes by address; a wrong address finds nobody, a bad one throws', async () => {
+    const ta = new Int32Array(new SharedArrayBuffer(64), 8, 8);
+    const base = binding.addressOf(ta);
+    assert.ok(Number.isSafeInteger(base) && base > 0);
+    const r = waitAsync(ta, 5, 0);
+    assert.strictEqual(binding.notifyAt(base + 4 * 4, 1), 0, 'the neighbour element has no waiter');
+    assert.strictEqual(binding.notifyAt(12345, Infinity), 0, 'an address nobody waits on');
+    assert.strictEqual(binding.notifyAt(base + 5 * 4, 1), 1);
+    assert.strictEqual(await r.value, 'ok');
+    for (const bad of [-1, 0.5, 2 ** 53, NaN, Infinity]) {
+      assert.throws(() => binding.notifyAt(bad, 1), RangeError, String(bad));
+    }
+    assert.throws(() => binding.notifyAt('4096', 1));
   });
 
   for (const [Kind, zero] of [[Int32Array, 0], [BigInt64Array, 0n]]) {

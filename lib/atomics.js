@@ -191,16 +191,20 @@ const isPlainValue = (value) => typeof value === 'number' || typeof value === 'b
  * as "nobody was in the list". (A load of the count plus a fence cost
  * twice this: V8 calls a builtin for each Atomics function.)
  *
- * The count of an element is found from its address mod 2^32, which the
- * binding tells once per typed array (`addressOf`); the last array is
- * kept, others in a WeakMap. Only arrays over a SharedArrayBuffer are
- * kept (`addressOf` throws for others), so the length read once stays
- * true (it can only grow). Where the binding has no counts (a runtime
- * without external buffers), every notify calls the binding.
+ * The count of an element is found from its address mod 2^32; the
+ * binding tells the address once per typed array (`addressOf`); the last
+ * array is kept, others in a WeakMap. Only arrays over a SharedArrayBuffer
+ * are kept (`addressOf` throws for others), so the length read once stays
+ * true (it can only grow). When the count says someone may wait, the
+ * binding is called with the element's address (`notifyAt`), which skips
+ * its own typed-array look-up (half of a native notify). Where the binding
+ * has no counts (a runtime without external buffers), every notify calls
+ * the binding as before.
  */
 function skippingNotify(binding) {
   const notify = binding.notify;
-  if (!binding.mayWaitCounts || typeof binding.addressOf !== 'function') return notify;
+  const notifyAt = binding.notifyAt;
+  if (!binding.mayWaitCounts || typeof binding.addressOf !== 'function' || typeof notifyAt !== 'function') return notify;
   const counts = new Int32Array(binding.mayWaitCounts);
   const mask = counts.length - 1;
   const known = new WeakMap(); // typed array -> [address of element 0 mod 2^32, element size]
@@ -233,8 +237,11 @@ function skippingNotify(binding) {
 
   return function notifyUnlessNobodyWaits(typedArray, index, count) {
     if ((typedArray === lastArray || remember(typedArray)) && index >= 0 && index < lastLength && index % 1 === 0) {
-      const x = (lastBase + index * lastSize) >>> 0;
+      const address = lastBase + index * lastSize; // exact: below 2^53
+      const x = address >>> 0; // mod 2^32
       if (Atomics.add(counts, ((x >>> 2) ^ (x >>> 18)) & mask, 0) === 0) return 0;
+      // count: a Number here (notify's fast path) or the coerced count.
+      if (typeof count === 'number') return notifyAt(address, count);
     }
     return notify(typedArray, index, count);
   };

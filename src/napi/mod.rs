@@ -399,13 +399,45 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
   js.number(n as f64)
 }
 
-/// `addressOf(typedArray)` → the address of its element 0, mod 2^32: what
-/// lib/atomics.js needs to find an element's "may be waiting" count
-/// (`Registry::may_wait`, `may_wait_slot`). Throws, as `notify` does, for
-/// an array it would not take.
+/// `addressOf(typedArray)` → the address of its element 0 (exact: below
+/// 2^53): what lib/atomics.js needs to find an element's "may be waiting"
+/// count (`Registry::may_wait`, `may_wait_slot`, from its low 32 bits) and
+/// to call `notifyAt`. Throws, as `notify` does, for an array it would not
+/// take.
 fn address_of(js: Js, [array]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   let location = locate(js, array, 0.0)?;
-  js.number(f64::from(location.key as u32))
+  let address = location.key as u64;
+  if address >= 1 << 53 {
+    return Err(Failure::Range(
+      "atomics-waitasync: address beyond 2^53".into(),
+    ));
+  }
+  js.number(address as f64)
+}
+
+/// `notifyAt(address, count)`: `notify` by the element's address, which
+/// lib/atomics.js computed from `addressOf` for an array and index it has
+/// validated, without the typed-array look-up. The address is only a
+/// registry key, never read through: a wrong one finds no waiter.
+fn notify_at(js: Js, [address, count]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
+  let address = js.f64(address)?;
+  if !(0.0..9_007_199_254_740_992.0).contains(&address) || address.fract() != 0.0 {
+    return Err(Failure::Range(format!("address {address} is out of range")));
+  }
+  let count = js.f64(count)?;
+  let count = if count >= usize::MAX as f64 {
+    usize::MAX
+  } else {
+    count.max(0.0) as usize
+  };
+  let key = address as usize;
+  let woken = REGISTRY.dequeue(key, count);
+  let n = woken.len();
+  wake(
+    woken.into_iter().map(|(id, w)| (key, id, w)),
+    Settled::Woken,
+  );
+  js.number(n as f64)
 }
 
 /// `wait(typedArray, index, value, timeoutMs)` → `code::*`. Blocks for at
@@ -575,6 +607,7 @@ callbacks! {
   js_wait_abandon => wait_abandon;
   js_notify => notify;
   js_address_of => address_of;
+  js_notify_at => notify_at;
   js_set_keep_alive => set_keep_alive;
   js_cancel => cancel;
   js_set_settler => set_settler;
@@ -591,8 +624,9 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   let js = unsafe { Js::new(env.raw()) };
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
-  let functions: [(&str, Callback); 14] = [
+  let functions: [(&str, Callback); 15] = [
     ("addressOf", js_address_of),
+    ("notifyAt", js_notify_at),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
