@@ -206,6 +206,13 @@ function skippingNotify(binding) {
   const notifyAt = binding.notifyAt;
   if (!binding.mayWaitCounts || typeof binding.addressOf !== 'function' || typeof notifyAt !== 'function') return notify;
   const counts = new Int32Array(binding.mayWaitCounts);
+  try {
+    // Engines before ES2020's change (Node 12's V8) take Atomics on shared
+    // arrays only, and the counts are not a SharedArrayBuffer.
+    Atomics.add(counts, 0, 0);
+  } catch (_) {
+    return notify;
+  }
   const mask = counts.length - 1;
   const known = new WeakMap(); // typed array -> [address of element 0 mod 2^32, element size]
   let lastArray = null;
