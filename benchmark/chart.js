@@ -3,6 +3,8 @@
 // Draws benchmark/ratios.svg: one bar per row, the ratio addon / native
 // (lower is better), from
 //   benchmark/results-instructions.json   node benchmark/run.js --instructions
+//   benchmark/results-wall.json           node benchmark/run.js --instructions --wall (if present)
+//   benchmark/results-lock.json           node benchmark/lock-contention.js --threads 2,4,8 (if present)
 //   benchmark/results.json                node benchmark/run.js --json (if present)
 // Bars start at the 1.0 line (as fast as native) and go left when the addon
 // does better, right when it does worse, on a logarithmic axis (0.5 and 2
@@ -57,6 +59,23 @@ function panels() {
         label: `${r.id}: ${r.what}`,
         ratio: r.ratio,
         spread: Math.max(r.addonSpread || 0, r.nativeSpread || 0),
+      })),
+    });
+  }
+  const paired = readJson('results-wall.json');
+  if (paired) {
+    out.push({
+      title: `Wall clock of the same programs, median of ${paired.rounds} paired rounds (run.js --instructions --wall), Node ${paired.node}, ${paired.date.slice(0, 10)}`,
+      rows: paired.rows.filter((r) => r.ratio !== null).map((r) => ({ label: `${r.id}: ${r.what}`, ratio: r.ratio })),
+    });
+  }
+  const lock = readJson('results-lock.json');
+  if (lock) {
+    out.push({
+      title: `AsyncLock contended, time per lock operation vs the post's lock (lock-contention.js --threads), Node ${lock.node}, ${lock.date.slice(0, 10)}`,
+      rows: lock.rows.filter((r) => r.throughputRatio).map((r) => ({
+        label: `${r.threads} threads: main executeLocked + ${r.threads - 1} workers lock()`,
+        ratio: 1 / r.throughputRatio,
       })),
     });
   }

@@ -8,6 +8,12 @@
 //   package  require('atomics-waitasync').AsyncLock
 //
 //   node benchmark/lock-contention.js [--rounds 7] [--ms 1000] [--workers 2] [--json]
+//   node benchmark/lock-contention.js --threads 2,4,8 [--rounds 5] [--ms 1000]
+//
+// --threads LIST: one table row per total thread count (main + LIST-1
+// workers, all contending), written to benchmark/results-lock.{md,json}
+// (read by benchmark/chart.js; its ratio is time per lock operation,
+// post ops/s ÷ package ops/s, so lower is better as in the other charts).
 //
 // Prints lock operations per second (all threads together, and main's
 // share), the median over the rounds, and package/post as the median of the
@@ -134,7 +140,79 @@ function median(values) {
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
+/** Runs one configuration, `rounds` rounds alternating; its figures. */
+function measureRounds(rounds, ms, workers) {
+  const impls = ['post', 'package'];
+  const perSec = { post: [], package: [] };
+  const mainPerSec = { post: [], package: [] };
+  const ratios = [];
+  let unsupported = null;
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? impls : impls.slice().reverse();
+    for (const impl of order) {
+      const child = spawnSync(process.execPath,
+        [__filename, '--case', impl, '--ms', String(ms), '--workers', String(workers)],
+        { encoding: 'utf8', timeout: ms * 20 + 30000 });
+      if (child.status !== 0) {
+        console.error(`${impl} failed (status ${child.status}, signal ${child.signal}):\n${child.stderr}`);
+        process.exit(1);
+      }
+      const result = JSON.parse(child.stdout.trim().split('\n').pop());
+      if (result.unsupported) {
+        unsupported = result.unsupported;
+        continue;
+      }
+      perSec[impl].push((result.ops / result.ms) * 1000);
+      mainPerSec[impl].push((result.mainOps / result.ms) * 1000);
+    }
+    if (perSec.post.length === r + 1) ratios.push(perSec.package[r] / perSec.post[r]);
+  }
+  return { perSec, mainPerSec, ratios, unsupported };
+}
+
+/** `--threads 2,4,8`: one row per thread count; writes results-lock.{md,json}. */
+function orchestrateThreads(list) {
+  const fs = require('fs');
+  const path = require('path');
+  const os = require('os');
+  const rounds = Number(arg('rounds', 5));
+  const ms = Number(arg('ms', 1000));
+  const command = ['node', 'benchmark/lock-contention.js'].concat(process.argv.slice(2)).join(' ');
+  const loadBefore = os.loadavg()[0].toFixed(2);
+  const fmt = (n) => Math.round(n).toLocaleString('en-US');
+  const rows = list.map((threads) => {
+    const m = measureRounds(rounds, ms, threads - 1);
+    const row = {
+      threads,
+      post: m.perSec.post.length ? median(m.perSec.post) : null,
+      package: median(m.perSec.package),
+      // package ops/s over post ops/s, median of the rounds (higher is better)
+      throughputRatio: m.ratios.length ? median(m.ratios) : null,
+      ratios: m.ratios,
+    };
+    console.error(`  ${threads} threads: package ${fmt(row.package)} ops/s, post ${row.post === null ? 'n/a' : fmt(row.post)}`);
+    return row;
+  });
+  const table = ['| threads contending | post (native Atomics), lock ops/s | atomics-waitasync, lock ops/s | throughput, package / post | time per op, ratio |',
+    '|---:|---:|---:|---:|---:|']
+    .concat(rows.map((r) => `| ${r.threads} | ${r.post === null ? 'n/a' : fmt(r.post)} | ${fmt(r.package)} | ` +
+      `${r.throughputRatio === null ? '—' : r.throughputRatio.toFixed(2) + '×'} | ${r.throughputRatio === null ? '—' : (1 / r.throughputRatio).toFixed(2)} |`))
+    .join('\n');
+  const about = `Command: \`${command}\`\n\nNode ${process.version} (${process.platform}-${process.arch}), ${os.cpus().length} cores; ` +
+    `main thread \`await executeLocked(f)\` + (threads − 1) workers \`lock(); f(); unlock()\`, f a non-atomic increment; ` +
+    `${rounds} rounds × ${ms} ms per implementation, alternating, each in a fresh process; medians over the rounds; ` +
+    `1-minute load average ${loadBefore} before, ${os.loadavg()[0].toFixed(2)} after.`;
+  console.log(`${about}\n\n${table}`);
+  fs.writeFileSync(path.join(__dirname, 'results-lock.md'), `# AsyncLock under contention\n\n${about}\n\n${table}\n`);
+  fs.writeFileSync(path.join(__dirname, 'results-lock.json'), JSON.stringify({
+    kind: 'lock-contention', node: process.version, command, date: new Date().toISOString(), rounds, ms, rows,
+  }, null, 2) + '\n');
+  console.error('wrote benchmark/results-lock.md and benchmark/results-lock.json');
+}
+
 function orchestrate() {
+  const threadList = arg('threads', null);
+  if (threadList !== null) return orchestrateThreads(threadList.split(',').map(Number));
   const rounds = Number(arg('rounds', 7));
   const ms = Number(arg('ms', 1000));
   const workers = Number(arg('workers', 2));

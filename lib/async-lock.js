@@ -256,7 +256,13 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         (error) => releaseThen(lock, () => promiseReject(error))
       );
     }
-    return releaseThen(lock, () => result);
+    // The common case: f returned a plain value. No closure, one promise.
+    try {
+      lock.unlock();
+    } catch (error) {
+      return promiseReject(error);
+    }
+    return promiseResolve(result);
   }
 
   /** Unlocks, then returns `next()` as a promise; an unlock error (misuse) wins. */

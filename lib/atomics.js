@@ -172,13 +172,108 @@ function coerceTimeout(timeout) {
 const isPlainValue = (value) => typeof value === 'number' || typeof value === 'bigint';
 
 /**
+ * The binding step of notify, with the registry's "may be waiting" counts
+ * read first (src/registry.rs `may_wait`): when the element's count is 0,
+ * no waiter of the package's can need this notify, and it returns 0
+ * without a native call (which costs more than the engine's whole notify).
+ *
+ * Why that loses no wake-up: a waiter adds itself to its count (a SeqCst
+ * read-modify-write) before it reads the element's value, and leaves it
+ * only once it has left its queue. Here the caller's store of the value
+ * (plain or atomic) comes first, then the count is read with a
+ * read-modify-write too, `Atomics.add(counts, slot, 0)`, not a load: every
+ * change of a count is a read-modify-write, so if this one reads 0, a
+ * waiter's later increment reads from it, which orders the caller's store
+ * before that waiter's value check (release → acquire; a full barrier on
+ * x86, and on ARM64 as well, where a plain load after a fence would not
+ * be ordered). So it sees the new value and does not queue. The spec's
+ * notify is a critical section over the element's waiters; this reads it
+ * as "nobody was in the list". (A load of the count plus a fence cost
+ * twice this: V8 calls a builtin for each Atomics function.)
+ *
+ * The counts are an external ArrayBuffer, not a SharedArrayBuffer, and
+ * ECMAScript's memory model orders nothing on a non-shared buffer: this
+ * rests on the engine, not the spec. V8's Atomics.add builtin does not look
+ * at sharedness (a `lock xadd` on x64, `ldaxr`/`stlxr` on ARM64), and
+ * TurboFan on Node 20 calls it rather than inlining it (a review read V8's
+ * builtin and the optimized code, 2026-11). An engine that lowered it to a
+ * plain load for non-shared memory would break this.
+ *
+ * The count of an element is found from its address mod 2^32; the
+ * binding tells the address once per typed array (`addressOf`); the last
+ * array is kept, others in a WeakMap. Only arrays over a SharedArrayBuffer
+ * are kept (`addressOf` throws for others), so the length read once stays
+ * true (it can only grow). When the count says someone may wait, the
+ * binding is called with the element's address (`notifyAt`), which skips
+ * its own typed-array look-up (half of a native notify). Where the binding
+ * has no counts (a runtime without external buffers), every notify calls
+ * the binding as before.
+ */
+// Taken once, like the other intrinsics here: the skip's correctness rests
+// on it being the engine's read-modify-write, not a program's wrapper.
+const atomicsAdd = Atomics.add;
+
+function skippingNotify(binding) {
+  const notify = binding.notify;
+  const notifyAt = binding.notifyAt;
+  if (!binding.mayWaitCounts || typeof binding.addressOf !== 'function' || typeof notifyAt !== 'function') return notify;
+  const counts = new Int32Array(binding.mayWaitCounts);
+  try {
+    // Engines before ES2020's change (Node 12's V8) take Atomics on shared
+    // arrays only, and the counts are not a SharedArrayBuffer.
+    atomicsAdd(counts, 0, 0);
+  } catch (_) {
+    return notify;
+  }
+  const mask = counts.length - 1;
+  const known = new WeakMap(); // typed array -> [address of element 0 mod 2^32, element size]
+  let lastArray = null;
+  let lastBase = 0;
+  let lastSize = 4;
+  let lastLength = 0;
+
+  /** Makes `typedArray` the last array; false if the binding refuses it. */
+  function remember(typedArray) {
+    let entry = known.get(typedArray);
+    if (entry === undefined) {
+      try {
+        const base = binding.addressOf(typedArray);
+        entry = [base, typedArrayName(typedArray) === 'BigInt64Array' ? 8 : 4];
+      } catch (_) {
+        // Not a waitable array over a SharedArrayBuffer (or empty): such
+        // an object never gets the fast path, so it is asked only once.
+        entry = null;
+      }
+      if (typedArray !== null && typeof typedArray === 'object') known.set(typedArray, entry);
+    }
+    if (entry === null) return false;
+    lastArray = typedArray;
+    lastBase = entry[0];
+    lastSize = entry[1];
+    lastLength = typedArrayLength(typedArray);
+    return true;
+  }
+
+  return function notifyUnlessNobodyWaits(typedArray, index, count) {
+    if ((typedArray === lastArray || remember(typedArray)) && index >= 0 && index < lastLength && index % 1 === 0) {
+      const address = lastBase + index * lastSize; // exact: below 2^53
+      const x = address >>> 0; // mod 2^32
+      if (atomicsAdd(counts, ((x >>> 2) ^ (x >>> 18)) & mask, 0) === 0) return 0;
+      // count: a Number here (notify's fast path) or the coerced count.
+      if (typeof count === 'number') return notifyAt(address, count);
+    }
+    return notify(typedArray, index, count);
+  };
+}
+
+/**
  * @param {object} binding the native binding
  * @param {Function} [bindingNotify] the binding step of notify (the
  *   polyfill chains the engine's own notify after the binding's)
  * @param {boolean} [promisesInJs] keep waitAsync promises in JS rather
  *   than as N-API deferreds (see lib/pending.js); the default: in workers
  */
-function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !isMainThread) {
+function createAtomics(binding, bindingNotify = skippingNotify(binding), promisesInJs = !isMainThread) {
   // In a worker, a pending N-API deferred outlives terminate() (it can only
   // be freed by resolving it, and JS no longer runs), so there the promises
   // live on the JS heap, which goes with the worker. The main thread is
@@ -351,4 +446,4 @@ function createAtomics(binding, bindingNotify = binding.notify, promisesInJs = !
   return { waitAsync, wait, notify, ref, unref, waitersForTesting };
 }
 
-module.exports = { createAtomics, OK, NOT_EQUAL, TIMED_OUT };
+module.exports = { createAtomics, skippingNotify, OK, NOT_EQUAL, TIMED_OUT };

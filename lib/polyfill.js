@@ -6,7 +6,7 @@
 // hand it a fake of each. index.js makes the real one (one per thread: every
 // worker has its own `Atomics` and its own copy of index.js).
 
-const { createAtomics } = require('./atomics');
+const { createAtomics, skippingNotify } = require('./atomics');
 const { createLoaderRoute } = require('./node-loader');
 
 const NAMES = ['waitAsync', 'wait', 'notify'];
@@ -42,8 +42,9 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding), ver
   // (Node 14's does). Only the binding step differs: after the registry's
   // waiters, the original notify wakes threads blocked in the engine's own
   // Atomics.wait, for what is left of the count.
+  const bindingNotify = skippingNotify(binding);
   const chained = createAtomics(binding, (typedArray, index, count) => {
-    const woken = binding.notify(typedArray, index, count);
+    const woken = bindingNotify(typedArray, index, count);
     const rest = count - woken; // Infinity stays Infinity
     if (rest <= 0 || originalNotify === null) return woken;
     return woken + originalNotify.call(atomics, typedArray, index, rest);

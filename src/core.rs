@@ -226,6 +226,10 @@ pub trait CoreApi<S>: Sync {
   /// Deadlines the notifier thread holds.
   fn deadlines(&'static self) -> usize;
 
+  /// The registry's "may be waiting" counts ([`Registry::may_wait_counts`]),
+  /// for readers outside Rust: every copy of the package reads the owner's.
+  fn may_wait_counts(&'static self) -> (*const u32, usize);
+
   /// Test-only: from now on, starting the notifier thread fails.
   fn fail_timer_start_for_testing(&'static self);
 }
@@ -395,6 +399,10 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
 
   fn deadlines(&'static self) -> usize {
     self.timer.get().map_or(0, Timer::pending)
+  }
+
+  fn may_wait_counts(&'static self) -> (*const u32, usize) {
+    self.registry.may_wait_counts()
   }
 
   fn fail_timer_start_for_testing(&'static self) {

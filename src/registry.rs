@@ -27,6 +27,23 @@
 //! - **Empty queues are dropped**, so a key that is no longer waited on costs
 //!   nothing.
 //!
+//! - **"Someone may be waiting", readable without a lock.** Each key maps
+//!   to one of [`MAY_WAIT_SLOTS`] counts ([`may_wait_slot`], from the low
+//!   32 bits of the address, so JavaScript can compute it too), the number
+//!   of waiters queued, or about to be, on the keys of that slot. A waiter
+//!   adds itself to its count *before* its value check; it is taken off
+//!   the count only once it has left its queue. A notifier stores the new
+//!   value (any kind of store), then reads the count with a SeqCst
+//!   read-modify-write ([`Registry::may_wait`]; `Atomics.add(counts, slot,
+//!   0)` in JavaScript). Every change of a count is a read-modify-write, so
+//!   if the notifier's reads 0, it comes before the waiter's increment in
+//!   the count's modification order, the increment reads from it
+//!   (release → acquire), and so the waiter's value check sees the new
+//!   value and it does not queue. So a count of 0 lets notify return 0
+//!   without the lock (as parking_lot's has-waiters bit); a count above 0
+//!   says nothing (other keys share it): take the lock.
+//!   `tests/loom_registry.rs` checks this with loom.
+//!
 //! The registry knows nothing of N-API: a key is a `usize`, a waiter is any
 //! `W` the caller chooses, the value check is a closure. Closures run under a
 //! bucket lock must not panic and must not call back into the registry.
@@ -38,10 +55,17 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::Ordering;
 
-use crate::sync::{AtomicU64, AtomicUsize, Mutex, BUCKET_COUNT};
+use smallvec::SmallVec;
+
+use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Mutex, BUCKET_COUNT, MAY_WAIT_SLOTS};
 
 /// Identifies one waiter for its whole life; unique within a registry.
 pub type WaiterId = u64;
+
+/// The waiters one [`Registry::dequeue`] took, oldest first: inline when
+/// there is one (a lock's notify, a ping-pong), so that a notify that
+/// wakes one waiter allocates nothing.
+pub type Dequeued<W> = SmallVec<[(WaiterId, W); 1]>;
 
 /// What [`Registry::enqueue_if`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +82,9 @@ pub struct Registry<W> {
   next_id: AtomicU64,
   /// Waiters queued across all buckets; for tests and leak checks.
   len: AtomicUsize,
+  /// Waiters queued (or being queued) per [`may_wait_slot`]; see the
+  /// module docs. Never moves once made: JavaScript reads it in place.
+  may_wait: Box<[AtomicU32]>,
 }
 
 /// One lock's worth of queues, on its own cache line so that neighbouring
@@ -94,7 +121,7 @@ impl<W> Queue<W> {
   }
 
   /// Moves up to `count` waiters from the head into `into`, oldest first.
-  fn pop_front_into(&mut self, count: usize, into: &mut Vec<(WaiterId, W)>) {
+  fn pop_front_into(&mut self, count: usize, into: &mut Dequeued<W>) {
     let mut taken = 0;
     while taken < count {
       let Some((id, waiter)) = self.entries.pop_front() else {
@@ -159,6 +186,7 @@ impl<W> Registry<W> {
       buckets,
       next_id: AtomicU64::new(1),
       len: AtomicUsize::new(0),
+      may_wait: (0..MAY_WAIT_SLOTS).map(|_| AtomicU32::new(0)).collect(),
     }
   }
 
@@ -180,7 +208,12 @@ impl<W> Registry<W> {
     make: impl FnOnce(WaiterId) -> W,
   ) -> Enqueued {
     let mut queues = self.bucket(key).queues.lock();
+    // Counted before the value check: a notifier that then reads a count
+    // of 0 has stored its value before this check reads it.
+    let may_wait = &self.may_wait[may_wait_slot(key)];
+    may_wait.fetch_add(1, Ordering::SeqCst);
     if !still_expected() {
+      may_wait.fetch_sub(1, Ordering::SeqCst);
       return Enqueued::NotEqual;
     }
     let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -192,20 +225,21 @@ impl<W> Registry<W> {
 
   /// Removes up to `count` waiters from the head of `key`'s queue, oldest
   /// first, and returns them. The caller wakes them after the lock is gone.
-  pub fn dequeue(&self, key: usize, count: usize) -> Vec<(WaiterId, W)> {
+  pub fn dequeue(&self, key: usize, count: usize) -> Dequeued<W> {
     if count == 0 {
-      return Vec::new();
+      return Dequeued::new();
     }
     let mut queues = self.bucket(key).queues.lock();
     let Some(queue) = queues.get_mut(&key) else {
-      return Vec::new();
+      return Dequeued::new();
     };
-    let mut woken = Vec::with_capacity(count.min(queue.live));
+    let mut woken = Dequeued::with_capacity(count.min(queue.live));
     queue.pop_front_into(count, &mut woken);
     if queue.is_empty() {
       queues.remove(&key);
     }
     self.len.fetch_sub(woken.len(), Ordering::Relaxed);
+    self.uncount(key, woken.len());
     woken
   }
 
@@ -220,7 +254,30 @@ impl<W> Registry<W> {
       queues.remove(&key);
     }
     self.len.fetch_sub(1, Ordering::Relaxed);
+    self.uncount(key, 1);
     Some(waiter)
+  }
+
+  /// `n` waiters on `key` have left their queue.
+  fn uncount(&self, key: usize, n: usize) {
+    if n > 0 {
+      self.may_wait[may_wait_slot(key)].fetch_sub(n as u32, Ordering::SeqCst);
+    }
+  }
+
+  /// Whether a notify of `key` may find a waiter: false means none is
+  /// queued, and any that queues later will have read a value stored
+  /// before this call, so the notifier may skip the lock (see the module
+  /// docs). A read-modify-write, not a load: that is what orders the
+  /// caller's earlier store before a later waiter's value check.
+  pub fn may_wait(&self, key: usize) -> bool {
+    self.may_wait[may_wait_slot(key)].fetch_add(0, Ordering::SeqCst) != 0
+  }
+
+  /// The counts, for readers outside Rust (JavaScript, over an external
+  /// ArrayBuffer): [`MAY_WAIT_SLOTS`] `u32`s, for the registry's lifetime.
+  pub fn may_wait_counts(&self) -> (*const u32, usize) {
+    (self.may_wait.as_ptr().cast(), self.may_wait.len())
   }
 
   /// How many waiters are queued on `key`.
@@ -247,6 +304,15 @@ impl<W> Registry<W> {
   pub fn is_empty(&self) -> bool {
     self.len() == 0
   }
+}
+
+/// A key's "may be waiting" count: from the low 32 bits of the address,
+/// as JavaScript computes it (lib/atomics.js `maySlot`) from an element's
+/// address mod 2^32: `((x >>> 2) ^ (x >>> 18)) & (MAY_WAIT_SLOTS - 1)`.
+/// Neighbouring elements get neighbouring counts.
+pub fn may_wait_slot(key: usize) -> usize {
+  let x = key as u32;
+  ((x >> 2) ^ (x >> 18)) as usize & (MAY_WAIT_SLOTS - 1)
 }
 
 /// A key's bucket: the top 8 bits of [`mix`], the best mixed ones.

@@ -96,7 +96,10 @@ fn fifo_and_counts_under_concurrent_enqueue_and_notify() {
     let woken = notifier.join().unwrap();
     assert_eq!(woken.len(), 1);
     assert_eq!(woken[0], (first, "first"), "the oldest waiter goes first");
-    assert_eq!(registry.dequeue(KEY, 5), vec![(second, "second")]);
+    assert_eq!(
+      registry.dequeue(KEY, 5).into_vec(),
+      vec![(second, "second")]
+    );
   });
 }
 
@@ -123,5 +126,72 @@ fn keys_sharing_a_bucket_stay_apart() {
     let left_on_a = registry.dequeue(a, usize::MAX).len();
     assert_eq!(taken_by_other + left_on_a, 1);
     assert_eq!(registry.waiters_on(b), 1);
+  });
+}
+
+/// The notify that skips the lock when the key's "may be waiting" count is
+/// 0 (`Registry::may_wait`, lib/atomics.js): the notifier stores its value
+/// with a plain (relaxed) store, as a JS program may, then reads the count
+/// with a read-modify-write; the waiter counts itself before its value
+/// check. Either the waiter sees the new value, or the notifier sees the
+/// count, takes the lock and wakes the waiter: a notify that skipped never
+/// leaves a waiter queued behind it.
+#[test]
+fn a_notify_that_skips_the_lock_loses_no_wake_up() {
+  loom::model(|| {
+    let registry = Arc::new(Registry::<&'static str>::new());
+    let cell = Arc::new(AtomicI32::new(0));
+    let waiter = {
+      let (registry, cell) = (registry.clone(), cell.clone());
+      thread::spawn(move || registry.enqueue_if(KEY, || cell.load(Ordering::SeqCst) == 0, |_| "w"))
+    };
+    cell.store(1, Ordering::Relaxed);
+    let woken = if registry.may_wait(KEY) {
+      registry.dequeue(KEY, usize::MAX).len()
+    } else {
+      0
+    };
+    match waiter.join().unwrap() {
+      Enqueued::NotEqual => assert_eq!(woken, 0),
+      Enqueued::Queued(_) => assert_eq!(woken, 1, "a queued waiter the notify skipped"),
+    }
+    assert!(registry.is_empty(), "a waiter left queued after the notify");
+  });
+}
+
+/// The same with a waiter on another key that shares the count, leaving
+/// by a timeout meanwhile: its decrement never hides the first waiter's
+/// increment, and a count that reads 0 never hides a queued waiter.
+#[test]
+fn a_shared_count_leaving_meanwhile_hides_no_waiter() {
+  loom::model(|| {
+    let registry = Arc::new(Registry::<&'static str>::new());
+    let other_key = (1..64)
+      .map(|i| KEY + 4 * i)
+      .find(|&k| registry::may_wait_slot(k) == registry::may_wait_slot(KEY))
+      .expect("a key sharing the count");
+    let other = queued(&registry, other_key, "other");
+    let cell = Arc::new(AtomicI32::new(0));
+    let waiter = {
+      let (registry, cell) = (registry.clone(), cell.clone());
+      thread::spawn(move || registry.enqueue_if(KEY, || cell.load(Ordering::SeqCst) == 0, |_| "w"))
+    };
+    let timer = {
+      let registry = registry.clone();
+      thread::spawn(move || registry.remove(other_key, other).is_some())
+    };
+    cell.store(1, Ordering::Relaxed);
+    let woken = if registry.may_wait(KEY) {
+      registry.dequeue(KEY, usize::MAX).len()
+    } else {
+      0
+    };
+    assert!(timer.join().unwrap());
+    match waiter.join().unwrap() {
+      Enqueued::NotEqual => assert_eq!(woken, 0),
+      Enqueued::Queued(_) => assert_eq!(woken, 1, "a queued waiter the notify skipped"),
+    }
+    assert!(registry.is_empty());
+    assert!(!registry.may_wait(KEY), "the count is back to 0");
   });
 }

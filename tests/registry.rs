@@ -2,7 +2,7 @@
 //! timeout against cancel. Every interleaving of the same races, on a small
 //! scale, is in loom_registry.rs.
 
-use atomics_waitasync::registry::{Enqueued, Registry, WaiterId};
+use atomics_waitasync::registry::{self, Enqueued, Registry, WaiterId};
 use std::sync::atomic::AtomicI32;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -268,4 +268,57 @@ fn fifo_across_threads_by_enqueue_order() {
     .map(|(_, w)| w)
     .collect();
   assert_eq!(order, (0..200).collect::<Vec<_>>());
+}
+
+/// The "may be waiting" count of a key is above 0 exactly while a waiter
+/// on it (or on a key sharing the count) is queued: a failed value check,
+/// a notify and a removal all take it back.
+#[test]
+fn may_wait_counts_queued_waiters_only() {
+  let registry = Registry::<u32>::new();
+  let key = 0x7f00_1234_5670;
+  assert!(!registry.may_wait(key));
+  assert_eq!(
+    registry.enqueue_if(key, || false, |_| 0),
+    Enqueued::NotEqual
+  );
+  assert!(
+    !registry.may_wait(key),
+    "a failed check leaves nothing counted"
+  );
+  let Enqueued::Queued(a) = registry.enqueue_if(key, || true, |_| 1) else {
+    panic!("queued")
+  };
+  let Enqueued::Queued(_) = registry.enqueue_if(key, || true, |_| 2) else {
+    panic!("queued")
+  };
+  assert!(registry.may_wait(key));
+  // A key sharing the count sees it too (it may wait: take the lock).
+  let sharing = (1..1 << 20)
+    .map(|i| key + 4 * i)
+    .find(|&k| registry::may_wait_slot(k) == registry::may_wait_slot(key))
+    .expect("a key sharing the count");
+  assert!(registry.may_wait(sharing));
+  assert!(registry.remove(key, a).is_some());
+  assert!(registry.may_wait(key), "one waiter left");
+  assert_eq!(registry.dequeue(key, 5).len(), 1);
+  assert!(!registry.may_wait(key));
+  assert!(!registry.may_wait(sharing));
+}
+
+/// lib/atomics.js computes the count's slot from the address mod 2^32 as
+/// `((x >>> 2) ^ (x >>> 18)) & (slots - 1)`; the registry must agree,
+/// whatever the high bits of the address.
+#[test]
+fn may_wait_slot_depends_on_the_low_32_bits_only() {
+  for x in [0u64, 4, 0x3fffc, 0x40000, 0xdead_beec, 0xffff_fffc] {
+    let js = ((x >> 2) ^ (x >> 18)) as usize & (atomics_waitasync::sync::MAY_WAIT_SLOTS - 1);
+    for high in [0u64, 1 << 32, 0x7fff_0000_0000] {
+      assert_eq!(
+        registry::may_wait_slot((x | high) as usize),
+        js,
+        "address {x:#x} | {high:#x}"
+      );
+    }
+  }
 }

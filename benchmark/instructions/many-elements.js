@@ -13,7 +13,9 @@ o.run(async (impl, name, ops) => {
   if (!impl.waitAsync) return { unsupported: 'no Atomics.waitAsync' };
   const ia = new Int32Array(new SharedArrayBuffer(4 * ELEMENTS));
   for (let b = 0; b < WARMUP_BATCHES; b++) await batch(impl, ia);
-  for (let b = 0; b < Math.floor(ops / ELEMENTS); b++) await batch(impl, ia); // measured
+  await o.timed(async () => {
+    for (let b = 0; b < Math.floor(ops / ELEMENTS); b++) await batch(impl, ia); // measured
+  });
   return {};
 });
 

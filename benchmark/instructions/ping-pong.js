@@ -23,7 +23,7 @@ async function main(impl, name, ops) {
   const peer = new Worker(__filename, { workerData: { impl: name, sab: ia.buffer } });
   await once(peer, 'online');
   let v = await loop(impl, ia, 0, WARMUP);
-  v = await loop(impl, ia, v, ops); // measured
+  v = await o.timed(() => loop(impl, ia, v, ops)); // measured
   Atomics.store(ia, 0, -1);
   impl.notify(ia, 0);
   await once(peer, 'exit');

@@ -12,7 +12,7 @@ o.run(async (impl, name, ops) => {
   if (!impl.waitAsync) return { unsupported: 'no Atomics.waitAsync' };
   const ia = new Int32Array(new SharedArrayBuffer(8));
   await loop(impl, ia, WARMUP);
-  await loop(impl, ia, ops); // measured
+  await o.timed(() => loop(impl, ia, ops)); // measured
   return {};
 });
 

@@ -26,9 +26,12 @@ if (isMainThread) {
     const rounds = WARMUP + ops; // the workers warm up with the first WARMUP
     const peers = [0, 1].map((side) => new Worker(__filename, { workerData: { impl: name, sab: ia.buffer, side, rounds } }));
     await Promise.all(peers.map((peer) => once(peer, 'message')));
+    // Side 0 reports the wall time of the measured rounds (for --wall).
+    const measured = once(peers[0], 'message');
     Atomics.store(ia, GO, 1);
     Atomics.notify(ia, GO);
     await Promise.all(peers.map((peer) => once(peer, 'exit')));
+    o.addMeasured((await measured)[0]);
     o.check(Atomics.load(ia, VALUE) === 2 * rounds, `ended at ${2 * rounds}`);
     return {};
   });
@@ -41,8 +44,11 @@ if (isMainThread) {
   // side 0 moves even -> odd, side 1 odd -> even; each waits while the
   // value is not its turn.
   const last = 2 * rounds;
+  const measuredFrom = 2 * (rounds - ops(rounds));
+  let start = null;
   for (;;) {
     const v = Atomics.load(ia, VALUE);
+    if (start === null && v >= measuredFrom) start = process.hrtime.bigint();
     if (v >= last) break;
     if (v % 2 === side) {
       Atomics.store(ia, VALUE, v + 1);
@@ -51,4 +57,10 @@ if (isMainThread) {
       impl.wait(ia, VALUE, v);
     }
   }
+  if (side === 0) parentPort.postMessage(start === null ? 0 : Number(process.hrtime.bigint() - start));
+}
+
+/** The measured rounds of `rounds` (the first WARMUP warm up). */
+function ops(rounds) {
+  return Math.max(0, rounds - WARMUP);
 }

@@ -16,6 +16,14 @@
 // that their work is not scheduled differently from run to run. Each
 // measurement is made twice (--reps) to show how well it repeats. One
 // valgrind at a time.
+//
+// `--wall`: the same programs without valgrind, for the wall-clock figure
+// that goes beside each count: each prints the nanoseconds its measured
+// part took (benchmark/lib/ops.js `timed`), with --ops N × WALL_SCALE (the
+// counts' N runs for a few seconds under valgrind, ~50× slower). Rounds
+// alternate addon and native, each a fresh process; the ratio is the
+// median of the per-round ratios (each round's two runs back to back), so
+// that load that shifts over minutes cancels out.
 
 const { spawnSync } = require('child_process');
 const fs = require('fs');
@@ -36,10 +44,16 @@ const CASES = [
   { id: 'many-elements', file: 'many-elements', ops: 20000, what: '1,000 elements, one waiter each: notify + settle, per waiter' },
   { id: 'notify-growth-0', file: 'notify-growth', ops: 200000, param: 0, what: 'notify, nobody waiting; 0 waiters pending elsewhere' },
   { id: 'notify-growth-10k', file: 'notify-growth', ops: 200000, param: 10000, what: '… 10,000 waiters pending on other elements' },
-  { id: 'notify-growth-1m', file: 'notify-growth', ops: 200000, param: 1000000, what: '… 1,000,000 waiters pending on other elements' },
+  // V8's memory reducer starts GCs on a wall-clock timer, which under
+  // valgrind fires at different points of this long run: it moved the
+  // total of --ops 0 by ~120 million instructions between runs (the row
+  // once came out negative); off, two runs agreed to ~5,000.
+  { id: 'notify-growth-1m', file: 'notify-growth', ops: 200000, param: 1000000, what: '… 1,000,000 waiters pending on other elements', v8: ['--no-memory-reducer'] },
 ];
 const IMPLS = ['addon', 'native'];
 const DEFAULT_REPS = 2;
+const DEFAULT_WALL_ROUNDS = 9;
+const WALL_SCALE = 5;
 const RUN_TIMEOUT_MS = 20 * 60 * 1000;
 
 function usage(message) {
@@ -50,13 +64,15 @@ function usage(message) {
       `  --case LIST  only these cases (${CASES.map((c) => c.id).join(', ')}); does not write results\n` +
       '  --merge      with --case: replace these rows in the results files, keep the others\n' +
       '  --node PATH  run the cases under another Node binary (default: this one)\n' +
-      '  --no-write   print the table only, leave benchmark/results-instructions.{md,json} alone'
+      '  --no-write   print the table only, leave benchmark/results-instructions.{md,json} alone\n' +
+      `  --wall       wall clock instead: the same programs without valgrind, N × ${WALL_SCALE}, --rounds N\n` +
+      `               (default ${DEFAULT_WALL_ROUNDS}) alternating; writes benchmark/results-wall.{md,json}`
   );
   process.exit(message ? 2 : 0);
 }
 
 function parseArgs(argv) {
-  const options = { reps: DEFAULT_REPS, cases: CASES, node: process.execPath, write: true, merge: false };
+  const options = { reps: DEFAULT_REPS, cases: CASES, node: process.execPath, write: true, merge: false, wall: false, rounds: DEFAULT_WALL_ROUNDS };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const next = () => {
@@ -64,6 +80,15 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (arg === '--instructions') continue;
+    if (arg === '--wall') {
+      options.wall = true;
+      continue;
+    }
+    if (arg === '--rounds') {
+      options.rounds = Number(next());
+      if (!Number.isInteger(options.rounds) || options.rounds < 1) usage('--rounds must be a positive integer');
+      continue;
+    }
     if (arg === '--reps') {
       options.reps = Number(next());
       if (!Number.isInteger(options.reps) || options.reps < 1) usage('--reps must be a positive integer');
@@ -113,6 +138,7 @@ function count(node, flags, c, impl, ops) {
     `--log-file=${log}`,
     node,
     ...flags,
+    ...(c.v8 || []),
     file,
     '--impl',
     impl,
@@ -257,8 +283,93 @@ function coreVersion() {
   return `${head.stdout.trim()}${dirty ? ' with uncommitted changes' : ''}`;
 }
 
+/** One run of a case without valgrind: nanoseconds per measured op. */
+function time(node, c, impl) {
+  const file = path.join(__dirname, '..', 'instructions', c.file + '.js');
+  const ops = c.ops * WALL_SCALE;
+  const child = spawnSync(node, [file, '--impl', impl, '--ops', String(ops), '--param', String(c.param || 0)], {
+    cwd: path.join(__dirname, '..', '..'),
+    encoding: 'utf8',
+    timeout: RUN_TIMEOUT_MS,
+  });
+  const lines = (child.stdout || '').trim().split('\n');
+  let result = null;
+  try {
+    result = JSON.parse(lines[lines.length - 1]);
+  } catch (_) {
+    // reported below
+  }
+  if (child.status !== 0 || !result) {
+    throw new Error(`${c.id} --impl ${impl}: exit ${child.status}, signal ${child.signal}\n${child.stderr}`);
+  }
+  if (result.unsupported) return null;
+  return result.ns / ops;
+}
+
+const median = (values) => {
+  const sorted = values.slice().sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+function fmtNs(ns) {
+  if (ns === null) return 'n/a';
+  return ns >= 1000 ? `${(ns / 1000).toFixed(2)} µs` : `${ns.toFixed(0)} ns`;
+}
+
+/** `--wall`: every case, --rounds rounds, addon and native alternating. */
+function mainWall(options, argv) {
+  const runtime = runtimeInfo(options.node);
+  const command = ['node', 'benchmark/run.js'].concat(argv).join(' ');
+  const load = () => os.loadavg()[0].toFixed(2);
+  const loadBefore = load();
+  const started = Date.now();
+  const rows = options.cases.map((c) => {
+    const runs = { addon: [], native: [] };
+    const ratios = [];
+    for (let round = 0; round < options.rounds; round++) {
+      const order = round % 2 === 0 ? IMPLS : IMPLS.slice().reverse();
+      const got = {};
+      for (const impl of order) got[impl] = time(options.node, c, impl);
+      for (const impl of IMPLS) if (got[impl] !== null) runs[impl].push(got[impl]);
+      if (got.addon !== null && got.native) ratios.push(got.addon / got.native);
+      process.stderr.write(`  ${c.id} round ${round + 1}/${options.rounds}: addon ${fmtNs(got.addon)}, native ${fmtNs(got.native)}\n`);
+    }
+    const m = (list) => (list.length ? median(list) : null);
+    return {
+      id: c.id, what: c.what, ops: c.ops * WALL_SCALE, param: c.param || 0,
+      addon: m(runs.addon), native: m(runs.native),
+      ratio: m(ratios), ratioMin: ratios.length ? Math.min(...ratios) : null, ratioMax: ratios.length ? Math.max(...ratios) : null,
+    };
+  });
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const table = markdownTable(
+    ['case', 'what', 'N', 'addon / op', 'native / op', 'ratio', 'ratio, min–max'],
+    rows.map((r) => [r.id, r.what, r.ops.toLocaleString('en-US'), fmtNs(r.addon), fmtNs(r.native),
+      r.ratio === null ? '—' : r.ratio.toFixed(2),
+      r.ratio === null ? '—' : `${r.ratioMin.toFixed(2)}–${r.ratioMax.toFixed(2)}`]),
+    [false, false, true, true, true, true, true]
+  );
+  const about = `Command: \`${command}\`\n\nNode ${runtime.version} (V8 ${runtime.v8}, ${runtime.arch}), no flags, ` +
+    `${os.cpus().length} cores; core: commit ${coreVersion() || 'unknown'}; ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}; ` +
+    `${options.rounds} rounds, each a fresh process per implementation, alternating; per op = median over the rounds of ` +
+    `(wall time of the measured part / N); ratio = median of the per-round addon / native (lower is better). ` +
+    `1-minute load average ${loadBefore} before, ${load()} after; ${seconds} s.`;
+  console.log(`\n${about}\n\n${table}`);
+  if (options.write) {
+    const json = { kind: 'wall', node: runtime.version, v8: runtime.v8, arch: runtime.arch, command, date: new Date().toISOString(), rounds: options.rounds, rows };
+    fs.writeFileSync(path.join(__dirname, '..', 'results-wall.md'),
+      '# Wall clock of the instruction-count programs\n\n' +
+      'Made by `benchmark/run.js --instructions --wall`; see docs/performance.md ("Instruction counts").\n\n' +
+      `${about}\n\n${table}\n`);
+    fs.writeFileSync(path.join(__dirname, '..', 'results-wall.json'), JSON.stringify(json, null, 2) + '\n');
+    console.error('wrote benchmark/results-wall.md and benchmark/results-wall.json');
+  }
+}
+
 function main(argv) {
   const options = parseArgs(argv);
+  if (options.wall) return mainWall(options, argv);
   const valgrind = spawnSync('valgrind', ['--version'], { encoding: 'utf8' });
   if (valgrind.status !== 0) throw new Error('valgrind not found (Debian: apt-get install valgrind)');
   const runtime = runtimeInfo(options.node);

@@ -11,6 +11,37 @@
 
 const h = require('./harness');
 
+// Nanoseconds spent in `timed` (the measured part), for `--wall` runs.
+let measuredNs = 0;
+
+/**
+ * Runs the measured part, `fn()` (a value or a promise), and adds its wall
+ * time to what the JSON line reports as `ns`: `run.js --instructions
+ * --wall` runs the same programs without valgrind and divides it by N.
+ * The clock is read twice per call, outside the loop, in both the N and
+ * the 0 run, so it does not move the instruction counts.
+ */
+function timed(fn) {
+  const start = process.hrtime.bigint();
+  const done = () => {
+    measuredNs += Number(process.hrtime.bigint() - start);
+  };
+  const result = fn();
+  if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+    return result.then((value) => {
+      done();
+      return value;
+    });
+  }
+  done();
+  return result;
+}
+
+/** Adds `ns` measured elsewhere (by a worker) to the reported time. */
+function addMeasured(ns) {
+  measuredNs += ns;
+}
+
 /** The integer value of `--name V`, or `fallback`. */
 function intArg(name, fallback) {
   const at = process.argv.indexOf('--' + name);
@@ -34,7 +65,7 @@ function run(main) {
     .then(() => main(h.load(name), name, ops, param))
     .then((result) => {
       stop();
-      process.stdout.write(JSON.stringify(Object.assign({ impl: name, ops, param }, result)) + '\n');
+      process.stdout.write(JSON.stringify(Object.assign({ impl: name, ops, param, ns: measuredNs }, result)) + '\n');
       process.exit(0); // stdout is a pipe: written synchronously on Linux
     })
     .catch((error) => {
@@ -50,4 +81,4 @@ function implName() {
   return name;
 }
 
-module.exports = { run, intArg, check: h.check, load: h.load, echo: h.echo };
+module.exports = { run, timed, addMeasured, intArg, check: h.check, load: h.load, echo: h.echo };

@@ -312,6 +312,40 @@ impl Js {
     let _ = unsafe { sys::napi_throw_error(self.env, code.as_ptr(), message.as_ptr()) };
   }
 
+  /// An ArrayBuffer over `len` bytes at `data`, which the caller keeps
+  /// alive and never frees while any env may hold it (nothing finalizes
+  /// it). Fails where the runtime forbids external buffers (V8 sandbox).
+  ///
+  /// # Safety
+  /// `data` must be valid for reads and writes of `len` bytes for the
+  /// process's lifetime.
+  pub unsafe fn static_arraybuffer(
+    self,
+    data: *mut c_void,
+    len: usize,
+  ) -> NResult<sys::napi_value> {
+    let mut buffer = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); `data` outlives every env
+    // (the caller's contract); no finalizer; buffer is a live local.
+    check(unsafe {
+      sys::napi_create_external_arraybuffer(self.env, data, len, None, ptr::null_mut(), &mut buffer)
+    })?;
+    Ok(buffer)
+  }
+
+  /// `object[name] = value`.
+  pub fn set_named(
+    self,
+    object: sys::napi_value,
+    name: &str,
+    value: sys::napi_value,
+  ) -> NResult<()> {
+    let c_name = CString::new(name).map_err(|_| Failure::Error("NUL in a name".into()))?;
+    // SAFETY: live env on its thread (Js::new); object and value are its
+    // handles; c_name outlives the call.
+    check(unsafe { sys::napi_set_named_property(self.env, object, c_name.as_ptr(), value) })
+  }
+
   /// Throws `failure` as the matching JS error, unless an exception is
   /// already pending.
   fn throw(self, failure: Failure) {

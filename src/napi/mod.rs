@@ -325,6 +325,41 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
   js.number(n as f64)
 }
 
+/// `addressOf(typedArray)` → the address of its element 0 (exact: below
+/// 2^53): what lib/atomics.js needs to find an element's "may be waiting"
+/// count (`Registry::may_wait`, `may_wait_slot`, from its low 32 bits) and
+/// to call `notifyAt`. Throws, as `notify` does, for an array it would not
+/// take.
+fn address_of(js: Js, [array]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+  let location = locate(js, array, 0.0)?;
+  let address = location.key as u64;
+  if address >= 1 << 53 {
+    return Err(Failure::Range(
+      "atomics-waitasync: address beyond 2^53".into(),
+    ));
+  }
+  js.number(address as f64)
+}
+
+/// `notifyAt(address, count)`: `notify` by the element's address, which
+/// lib/atomics.js computed from `addressOf` for an array and index it has
+/// validated, without the typed-array look-up. The address is only a
+/// registry key, never read through: a wrong one finds no waiter.
+fn notify_at(js: Js, [address, count]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
+  let address = js.f64(address)?;
+  if !(0.0..9_007_199_254_740_992.0).contains(&address) || address.fract() != 0.0 {
+    return Err(Failure::Range(format!("address {address} is out of range")));
+  }
+  let count = js.f64(count)?;
+  let count = if count >= usize::MAX as f64 {
+    usize::MAX
+  } else {
+    count.max(0.0) as usize
+  };
+  let n = core().notify(address as usize, count);
+  js.number(n as f64)
+}
+
 /// `wait(typedArray, index, value, timeoutMs)` → `code::*`. Blocks for at
 /// most one slice; `code::PENDING` means "call `waitContinue()`".
 fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult<sys::napi_value> {
@@ -462,6 +497,8 @@ callbacks! {
   js_wait_done => wait_done;
   js_wait_abandon => wait_abandon;
   js_notify => notify;
+  js_address_of => address_of;
+  js_notify_at => notify_at;
   js_set_keep_alive => set_keep_alive;
   js_cancel => cancel;
   js_set_settler => set_settler;
@@ -483,7 +520,9 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   }
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
-  let functions: [(&str, Callback); 13] = [
+  let functions: [(&str, Callback); 15] = [
+    ("addressOf", js_address_of),
+    ("notifyAt", js_notify_at),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
@@ -503,6 +542,17 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   ];
   for (name, callback) in functions {
     js.set_function(exports.raw(), name, callback)
+      .map_err(to_napi)?;
+  }
+  // The registry's "may be waiting" counts, for notify to read without a
+  // call (lib/atomics.js). Left out where external buffers are not
+  // allowed: notify then always calls.
+  let (counts, len) = core().may_wait_counts();
+  // SAFETY: the counts live as long as the core, which is 'static (its
+  // owner copy is pinned, never unloaded) and never moves; JS only reads
+  // and writes them atomically.
+  if let Ok(buffer) = unsafe { js.static_arraybuffer(counts.cast_mut().cast(), len * 4) } {
+    js.set_named(exports.raw(), "mayWaitCounts", buffer)
       .map_err(to_napi)?;
   }
   Ok(())

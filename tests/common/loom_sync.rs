@@ -2,7 +2,7 @@
 //! that compile src/registry.rs and src/wake.rs against it
 //! (`#[path = "common/loom_sync.rs"] mod sync;`).
 
-pub use loom::sync::atomic::{AtomicU64, AtomicUsize};
+pub use loom::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
 
 /// parking_lot's `lock()` returns the guard directly; so does this.
 pub struct Mutex<T>(loom::sync::Mutex<T>);
@@ -19,3 +19,6 @@ impl<T> Mutex<T> {
 
 /// Few buckets keep each model small; collisions are exercised too.
 pub const BUCKET_COUNT: usize = 2;
+
+/// Few counts, so that keys share them too.
+pub const MAY_WAIT_SLOTS: usize = 4;
