@@ -84,6 +84,9 @@ function source(replace, when) {
 const replacements = {
   'a subclass as globalThis.Promise': 'globalThis.Promise = class extends Promise {};',
   'a constructor that throws as globalThis.Promise': 'globalThis.Promise = function Promise() { throw new Error("not this one"); };',
+  // Then %Promise% cannot be found at load: promises are made without it.
+  'a constructor that throws as both globalThis.Promise and Promise.prototype.constructor':
+    'globalThis.Promise = Promise.prototype.constructor = function Promise() { throw new Error("not this one"); };',
   'a subclass as Promise[Symbol.species]':
     'Object.defineProperty(Promise, Symbol.species, { value: class extends Promise {} });',
   'a throwing constructor as Promise[Symbol.species]':
