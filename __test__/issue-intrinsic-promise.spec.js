@@ -41,6 +41,9 @@ function source(replace, when) {
 const replacements = {
   'a subclass': 'globalThis.Promise = class extends Promise {};',
   'a constructor that throws': 'globalThis.Promise = function Promise() { throw new Error("not this one"); };',
+  // Then %Promise% cannot be found at load: promises are made without it.
+  'a constructor that throws (also as Promise.prototype.constructor)':
+    'globalThis.Promise = Promise.prototype.constructor = function Promise() { throw new Error("not this one"); };',
 };
 
 describe('issue: waitAsync makes intrinsic promises, whatever globalThis.Promise is', function () {

@@ -33,21 +33,29 @@
 const { performance } = require('perf_hooks');
 const { isSharedArrayBuffer, isInt32Array } = require('util').types;
 const { describe } = require('./describe');
-const { IntrinsicPromise } = require('./pending');
+const { IntrinsicPromise } = require('./pending'); // undefined if not found
 
-// Every promise here is an intrinsic %Promise%, made and chained with
-// %Promise%'s own functions, taken at load: never the global Promise of the
-// moment, which a program may have replaced (zone.js, bluebird, core-js, a
-// subclass, one whose constructor throws) and which would change what the
-// lock returns or break it (an acquire() that took the lock and then threw
-// would leave it held for good). See lib/pending.js.
-const promiseResolveFn = IntrinsicPromise.resolve;
-const promiseRejectFn = IntrinsicPromise.reject;
-const promiseThenFn = IntrinsicPromise.prototype.then;
-const promiseResolve = (value) => Reflect.apply(promiseResolveFn, IntrinsicPromise, [value]);
-const promiseReject = (reason) => Reflect.apply(promiseRejectFn, IntrinsicPromise, [reason]);
-const promiseThen = (promise, onFulfilled, onRejected) =>
-  Reflect.apply(promiseThenFn, promise, [onFulfilled, onRejected]);
+// Every promise here is an intrinsic %Promise%, made by an async function
+// and chained only with `await`: never with the global Promise of the moment
+// or `then`, which a program may have replaced or changed (zone.js, bluebird,
+// core-js, a subclass, a constructor or a `Symbol.species` that throws, a
+// rewritten `Promise.prototype.constructor`). Each would change what the
+// lock returns or break it: a species that throws, looked up by `then`,
+// made an executeLocked that had taken the lock throw and leave it held, or
+// left a queued waiter that nobody listened to (a lost wake-up).
+//
+// `await p` looks up `p.constructor` and, when that is %Promise%, chains
+// without looking up anything else. So every promise of ours is given an
+// own `constructor`: %Promise% as found at load (lib/pending.js); where it
+// could not be found, `undefined` (the chain then still works, through
+// %Promise.prototype.then%). Promises of the caller's f are awaited as they
+// are, as any code awaiting them would.
+const reflectDefineProperty = Reflect.defineProperty;
+const kConstructor = { value: IntrinsicPromise };
+const ours = (promise) => {
+  reflectDefineProperty(promise, 'constructor', kConstructor);
+  return promise;
+};
 
 const UNLOCKED = 0;
 const LOCKED = 1;
@@ -118,7 +126,12 @@ function abortReason(signal) {
  * own, or a wrapper of them in tests).
  */
 function createAsyncLock({ wait, waitAsync, notify }) {
-  /** A release function (idempotent, like async-mutex's), disposable where the runtime can. */
+  /**
+   * A release function (idempotent, like async-mutex's), disposable where
+   * the runtime can. Its own `then` is undefined: acquire() resolves with
+   * it, and resolving with a function looks up its `then`, which must not
+   * reach a Function.prototype.then or Object.prototype.then.
+   */
   function makeReleaser(lock) {
     let released = false;
     const release = () => {
@@ -126,11 +139,11 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       released = true;
       lock.unlock();
     };
+    reflectDefineProperty(release, 'then', { value: undefined });
     if (symbolDispose) release[symbolDispose] = release;
     if (symbolAsyncDispose) {
-      release[symbolAsyncDispose] = () => {
+      release[symbolAsyncDispose] = async () => {
         release();
-        return promiseResolve();
       };
     }
     return release;
@@ -166,113 +179,151 @@ function createAsyncLock({ wait, waitAsync, notify }) {
    * value 2 (having made sure the word is 2). Resolves when done; rejects on
    * the deadline or the signal, and only once nothing of it is left queued.
    */
-  function waitLoop(lock, step, ms, signal) {
+  async function waitLoop(lock, step, ms, signal) {
     const { i32a, index } = lock;
-    return new IntrinsicPromise((resolve, reject) => {
-      const deadline = ms === Infinity ? Infinity : performance.now() + ms;
-      let queued = false; // one waitAsync of ours is pending
-      let aborted = null; // the abort reason, once aborted
-      let onAbort = null;
-
-      const finish = (error) => {
-        if (onAbort) signal.removeEventListener('abort', onAbort);
-        if (error) reject(error);
-        else resolve();
+    const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+    let queued = false; // one waitAsync of ours is pending
+    let aborted = false;
+    let onAbort = null;
+    if (signal) {
+      onAbort = () => {
+        aborted = true;
+        // No waitAsync can be cancelled, so flush ours out of the queue by
+        // waking every waiter of the word: the others see 2 or 0 again and
+        // re-queue or take the lock (a spurious wake-up, never a lost one;
+        // and a wake-up we took from an unlock is passed on the same way).
+        // We reject once ours has settled, leaving nothing behind.
+        if (queued) notify(i32a, index, Infinity);
       };
-
-      const run = (woken) => {
-        for (;;) {
-          if (aborted) return finish(aborted);
-          if (step(woken)) return finish(null);
-          let remaining = Infinity;
-          if (deadline !== Infinity) {
-            remaining = deadline - performance.now();
-            if (remaining <= 0) return finish(timeoutError(ms));
-          }
-          const result = waitAsync(i32a, index, CONTENDED, remaining);
-          if (result.async) {
-            queued = true;
-            promiseThen(result.value, onSettled);
-            return;
-          }
-          woken = false; // 'not-equal': the word changed, look again
+      signal.addEventListener('abort', onAbort);
+    }
+    try {
+      let woken = false;
+      for (;;) {
+        if (aborted) throw abortReason(signal);
+        if (step(woken)) return;
+        let remaining = Infinity;
+        if (deadline !== Infinity) {
+          remaining = deadline - performance.now();
+          if (remaining <= 0) throw timeoutError(ms);
         }
-      };
-
-      function onSettled(outcome) {
-        queued = false;
-        run(outcome === 'ok');
+        const result = waitAsync(i32a, index, CONTENDED, remaining);
+        woken = false; // 'not-equal': the word changed, look again
+        if (result.async) {
+          queued = true;
+          let outcome;
+          try {
+            outcome = await ours(result.value);
+          } catch (error) {
+            // Not reached with an intrinsic waitAsync promise. Should it
+            // happen, ours may still be queued with nobody to see its
+            // wake-up: flush it out (as an abort does) and give up.
+            queued = false;
+            notify(i32a, index, Infinity);
+            throw error;
+          }
+          queued = false;
+          woken = outcome === 'ok';
+        }
       }
-
-      if (signal) {
-        onAbort = () => {
-          aborted = abortReason(signal);
-          // No waitAsync can be cancelled, so flush ours out of the queue by
-          // waking every waiter of the word: the others see 2 or 0 again and
-          // re-queue or take the lock (a spurious wake-up, never a lost one;
-          // and a wake-up we took from an unlock is passed on the same way).
-          // We reject once ours has settled, leaving nothing behind.
-          if (queued) notify(i32a, index, Infinity);
-          else finish(aborted);
-        };
-        signal.addEventListener('abort', onAbort);
-      }
-      run(false);
-    });
+    } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
   }
 
   /**
    * Takes the lock at once if it is free (returns null), or returns a
-   * promise that resolves once this instance holds it. Throws on bad options.
+   * promise that resolves once this instance holds it. Throws on bad
+   * options, an aborted signal or a zero timeout on a held lock.
    */
   function acquireOrWait(lock, options) {
     const { timeout, signal } = validateOptions(options);
-    if (signal && signal.aborted) return promiseReject(abortReason(signal));
-    const { i32a, index } = lock;
-    if (Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) === UNLOCKED) {
+    if (signal && signal.aborted) throw abortReason(signal);
+    if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) === UNLOCKED) {
       lock[kHeld] = true;
       return null;
     }
-    if (timeout === 0) return promiseReject(timeoutError(0));
-    const take = () => Atomics.exchange(i32a, index, CONTENDED) === UNLOCKED;
-    return promiseThen(waitLoop(lock, take, timeout, signal), () => {
+    if (timeout === 0) throw timeoutError(0);
+    return ours(waitToTake(lock, timeout, signal));
+  }
+
+  /** The waiting part of acquireOrWait; never holds the lock when it rejects. */
+  async function waitToTake(lock, timeout, signal) {
+    const { i32a, index } = lock;
+    let took = false;
+    const take = () => {
+      if (Atomics.exchange(i32a, index, CONTENDED) !== UNLOCKED) return false;
+      took = true;
       lock[kHeld] = true;
-    });
+      return true;
+    };
+    try {
+      await ours(waitLoop(lock, take, timeout, signal));
+    } catch (error) {
+      // Taken, then something threw (a signal's removeEventListener):
+      // give it back rather than hold it for good.
+      if (took) lock.unlock();
+      throw error;
+    }
   }
 
-  /** Runs `f` while this instance holds the lock; releases it however f ends. */
-  function runHeld(lock, f) {
-    let result;
-    try {
-      result = f();
-    } catch (error) {
-      return releaseThen(lock, () => promiseReject(error));
+  /**
+   * executeLocked: runs `f` holding the lock; releases it however f ends.
+   * If the lock is free, f runs before the first await, so before
+   * executeLocked returns.
+   */
+  async function executeLockedAsync(lock, f, options) {
+    if (typeof f !== 'function') {
+      throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
     }
-    if (result !== null && (typeof result === 'object' || typeof result === 'function')) {
+    if (options === undefined && Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) === UNLOCKED) {
+      lock[kHeld] = true;
+    } else {
+      const waiting = acquireOrWait(lock, options);
+      if (waiting !== null) await waiting;
+    }
+    try {
+      const result = f();
       // Possibly a promise or thenable: hold the lock until it settles.
-      return promiseThen(
-        promiseResolve(result),
-        (value) => releaseThen(lock, () => value),
-        (error) => releaseThen(lock, () => promiseReject(error))
-      );
+      if (result !== null && (typeof result === 'object' || typeof result === 'function')) return await result;
+      return result;
+    } finally {
+      lock.unlock(); // an unlock error (misuse) wins over f's outcome
     }
-    // The common case: f returned a plain value. No closure, one promise.
-    try {
-      lock.unlock();
-    } catch (error) {
-      return promiseReject(error);
-    }
-    return promiseResolve(result);
   }
 
-  /** Unlocks, then returns `next()` as a promise; an unlock error (misuse) wins. */
-  function releaseThen(lock, next) {
+  /** acquire(): resolves with a release function once this instance holds the lock. */
+  async function acquireReleaser(lock, options) {
+    const waiting = acquireOrWait(lock, options);
+    if (waiting !== null) await waiting;
     try {
-      lock.unlock();
+      return makeReleaser(lock);
     } catch (error) {
-      return promiseReject(error);
+      lock.unlock();
+      throw error;
     }
-    return promiseResolve(next());
+  }
+
+  /** waitForUnlock(): resolves, without taking the lock, once it is seen free. */
+  async function waitForUnlockAsync(lock, options) {
+    const { timeout, signal } = validateOptions(options);
+    if (signal && signal.aborted) throw abortReason(signal);
+    const { i32a, index } = lock;
+    if (Atomics.load(i32a, index) === UNLOCKED) return;
+    if (timeout === 0) throw timeoutError(0);
+    const free = (woken) => {
+      for (;;) {
+        const state = Atomics.load(i32a, index);
+        if (state === UNLOCKED) {
+          // A wake-up we took was meant for a thread that wants the lock:
+          // pass it on, as we leave without taking it.
+          if (woken) notify(i32a, index, 1);
+          return true;
+        }
+        if (state === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return false;
+      }
+    };
+    await ours(waitLoop(lock, free, timeout, signal));
   }
 
   /**
@@ -424,21 +475,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {Promise<T>}
      */
     executeLocked(f, options) {
-      if (typeof f !== 'function') {
-        return promiseReject(new TypeError(`The "f" argument must be a function. Received ${describe(f)}`));
-      }
-      if (options === undefined && Atomics.compareExchange(this.i32a, this.index, UNLOCKED, LOCKED) === UNLOCKED) {
-        this[kHeld] = true;
-        return runHeld(this, f);
-      }
-      let waiting;
-      try {
-        waiting = acquireOrWait(this, options);
-      } catch (error) {
-        return promiseReject(error);
-      }
-      if (waiting === null) return runHeld(this, f);
-      return promiseThen(waiting, () => runHeld(this, f));
+      return executeLockedAsync(this, f, options);
     }
 
     /** `executeLocked(f, options)` under async-mutex's name. */
@@ -457,14 +494,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {Promise<() => void>}
      */
     acquire(options) {
-      let waiting;
-      try {
-        waiting = acquireOrWait(this, options);
-      } catch (error) {
-        return promiseReject(error);
-      }
-      if (waiting === null) return promiseResolve(makeReleaser(this));
-      return promiseThen(waiting, () => makeReleaser(this));
+      return acquireReleaser(this, options);
     }
 
     /**
@@ -487,30 +517,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {Promise<void>}
      */
     waitForUnlock(options) {
-      let parsed;
-      try {
-        parsed = validateOptions(options);
-      } catch (error) {
-        return promiseReject(error);
-      }
-      const { timeout, signal } = parsed;
-      if (signal && signal.aborted) return promiseReject(abortReason(signal));
-      const { i32a, index } = this;
-      if (Atomics.load(i32a, index) === UNLOCKED) return promiseResolve();
-      if (timeout === 0) return promiseReject(timeoutError(0));
-      const free = (woken) => {
-        for (;;) {
-          const state = Atomics.load(i32a, index);
-          if (state === UNLOCKED) {
-            // A wake-up we took was meant for a thread that wants the lock:
-            // pass it on, as we leave without taking it.
-            if (woken) notify(i32a, index, 1);
-            return true;
-          }
-          if (state === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return false;
-        }
-      };
-      return waitLoop(this, free, timeout, signal);
+      return waitForUnlockAsync(this, options);
     }
 
     /**

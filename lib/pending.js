@@ -26,11 +26,46 @@ const OUTCOMES = 256;
 // possibly before this module loads (a preload). An async function's result
 // is always an intrinsic promise, so its prototype is %Promise.prototype%;
 // the `constructor` of that is %Promise% unless something rewrote it, in
-// which case the global is tried. (Works on Node 12 to 24, Bun and Deno.)
+// which case the global is tried. If both were replaced before this module
+// loads, %Promise% cannot be reached: IntrinsicPromise is then undefined
+// (never a replacement), and promises are made without it (reserve).
+// (Works on Node 12 to 24, Bun and Deno.)
 const kPromisePrototype = Object.getPrototypeOf((async function () {})());
 const IntrinsicPromise = [kPromisePrototype.constructor, Promise].find(
   (candidate) => typeof candidate === 'function' && candidate.prototype === kPromisePrototype
-) || kPromisePrototype.constructor;
+);
+
+/**
+ * An intrinsic promise and its resolve function, made without %Promise%:
+ * an async function awaits a thenable of ours, whose `then` gets the
+ * resolve function one microtask later; a value that comes before that is
+ * kept until then. Only where IntrinsicPromise is undefined.
+ */
+function deferredWithoutConstructor() {
+  let resolveLater;
+  let early;
+  let settled = false;
+  const thenable = {
+    then(resolve) {
+      if (settled) resolve(early);
+      else resolveLater = resolve;
+    },
+  };
+  const promise = awaitThenable(thenable);
+  const resolve = (value) => {
+    if (resolveLater !== undefined) {
+      resolveLater(value);
+    } else {
+      settled = true;
+      early = value;
+    }
+  };
+  return { promise, resolve };
+}
+
+async function awaitThenable(thenable) {
+  return await thenable;
+}
 
 const promiseThen = Function.prototype.call.bind(kPromisePrototype.then);
 const ignore = () => {};
@@ -72,6 +107,12 @@ function pendingPromises(binding) {
    * waiter is queued for it.
    */
   function reserve() {
+    if (IntrinsicPromise === undefined) {
+      const { promise, resolve } = deferredWithoutConstructor();
+      table.spare = promise;
+      table.spareResolve = resolve;
+      return;
+    }
     const promise = new IntrinsicPromise(capture);
     const resolve = captured;
     captured = undefined;

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use once_cell::sync::OnceCell;
 
 use crate::deadline::{deadline_after, When};
+use crate::handshake::Due;
 use crate::parker::{ParkState, Parker};
 use crate::registry::{Enqueued, Registry, WaiterId};
 use crate::timer::{Deadline, Timer};
@@ -105,14 +106,17 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
 
   /// The notifier thread's expire callback: whichever deadline's waiter is
   /// still queued has timed out; the others were notified and are skipped.
-  fn expire(&'static self, due: Vec<Deadline>) {
+  fn expire(&'static self, due: &mut Due<Deadline>) {
+    // Taken one at a time: if anything panics, the deadlines not taken yet
+    // go back to the notifier (see `handshake::Due`).
     let timed_out: Vec<(usize, WaiterId, Waiter<S>)> = due
-      .into_iter()
       .filter_map(|d| self.registry.remove(d.key, d.id).map(|w| (d.key, d.id, w)))
       .collect();
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
       self.wake(timed_out, Settled::TimedOut)
-    }));
+    })) {
+      std::mem::forget(payload); // its Drop could panic, outside the catch
+    }
   }
 
   /// A notified waiter's deadline goes. (A waiter with a deadline exists

@@ -13,7 +13,7 @@
 //! sees the message and does not park, or the sender sees the published
 //! deadline and unparks it when it must. No wake-up is lost.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::Ordering;
 
 use crate::sync::{fence, AtomicU64};
@@ -130,11 +130,34 @@ pub trait Port {
   fn woke(&self) {}
 }
 
+/// The deadlines that have come due, handed to the expire callback, which
+/// takes them one at a time (it is an iterator, earliest first). Those it
+/// has not taken when it panics go back to the loop, which hands them over
+/// again; those it leaves when it returns normally are dropped.
+pub struct Due<T> {
+  items: VecDeque<((u64, u64), T)>,
+}
+
+impl<T> Iterator for Due<T> {
+  type Item = T;
+
+  fn next(&mut self) -> Option<T> {
+    self.items.pop_front().map(|(_, item)| item)
+  }
+
+  fn size_hint(&self) -> (usize, Option<usize>) {
+    (self.items.len(), Some(self.items.len()))
+  }
+}
+
+impl<T> ExactSizeIterator for Due<T> {}
+
 /// The notifier thread's loop: reads every message, hands every deadline
 /// that has passed to `on_expire` (earliest first; a panic in it is
-/// caught), then sleeps until the earliest deadline left, through the
-/// handshake. Returns once [`Port::alone`].
-pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(Vec<P::Item>)) {
+/// caught, and what it had not taken yet is handed over again), then
+/// sleeps until the earliest deadline left, through the handshake. Returns
+/// once [`Port::alone`].
+pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(&mut Due<P::Item>)) {
   // Ordered by (deadline, id): both the heap (its first entry is the next
   // to expire) and the index a cancel needs.
   let mut deadlines: BTreeMap<(u64, u64), P::Item> = BTreeMap::new();
@@ -155,20 +178,29 @@ pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(V
       return; // every sender is gone: no deadline matters any more
     }
     let now = port.now();
-    let mut due = Vec::new();
+    let mut due = Due {
+      items: VecDeque::new(),
+    };
     while let Some(entry) = deadlines.first_entry() {
       if entry.key().0 > now {
         break;
       }
-      due.push(entry.remove());
+      let key = *entry.key();
+      due.items.push_back((key, entry.remove()));
     }
     port.held(deadlines.len());
-    if !due.is_empty() {
-      // A panic ends this call only, not the thread: its deadlines are
-      // dropped (whatever the callback did not get to is lost), and every
-      // later one still expires. A dead notifier would never time anything
-      // out again.
-      let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_expire(due)));
+    if !due.items.is_empty() {
+      // A panic ends this call only, not the thread (a dead notifier would
+      // never time anything out again), and loses nothing the callback
+      // had not taken: that goes back, to be handed over next time round.
+      if let Err(payload) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_expire(&mut due)))
+      {
+        // Its Drop could panic, outside any catch: leak it (a few bytes,
+        // once per panic) rather than let it end the thread.
+        std::mem::forget(payload);
+        deadlines.extend(due.items);
+      }
       continue; // time passed in on_expire: look again before sleeping
     }
     let until = deadlines

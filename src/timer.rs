@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
-use crate::handshake::{self, Handshake, Message, Port, NO_DEADLINE};
+use crate::handshake::{self, Due, Handshake, Message, Port, NO_DEADLINE};
 use crate::registry::WaiterId;
 
 /// One deadline: which waiter, on which key, expires when.
@@ -131,10 +131,13 @@ pub struct Timer {
 
 impl Timer {
   /// Starts the notifier thread. `on_expire` runs on that thread with every
-  /// deadline that has passed, earliest first. It should not panic: a
-  /// panic is caught and the thread goes on, but the rest of that batch is
-  /// lost (its waiters would never time out).
-  pub fn start(on_expire: impl FnMut(Vec<Deadline>) + Send + 'static) -> std::io::Result<Timer> {
+  /// deadline that has passed, earliest first, and takes them from the
+  /// [`Due`] iterator. It should not panic: a panic is caught and the
+  /// thread goes on; the deadline being handled is lost, and those not yet
+  /// taken are handed over again.
+  pub fn start(
+    on_expire: impl FnMut(&mut Due<Deadline>) + Send + 'static,
+  ) -> std::io::Result<Timer> {
     let (sender, receiver) = unbounded();
     let shared = Arc::new(Shared {
       handshake: Handshake::default(),
@@ -250,7 +253,7 @@ mod tests {
         entered.send(()).unwrap();
         gate.recv().unwrap();
       } else {
-        tx.send((Instant::now(), due)).unwrap();
+        tx.send((Instant::now(), due.collect::<Vec<_>>())).unwrap();
       }
     })
     .unwrap();
@@ -312,7 +315,7 @@ mod tests {
   #[test]
   fn an_idle_thread_sleeps_until_its_first_deadline() {
     let (tx, fired) = unbounded();
-    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
+    let timer = Timer::start(move |due| tx.send(due.collect::<Vec<_>>()).unwrap()).unwrap();
     let base = Instant::now();
     let first = deadline(3_600_000, 1, base);
     // Every unpark the test makes: the thread may come back from parking
@@ -359,7 +362,7 @@ mod tests {
   #[test]
   fn equal_deadlines_all_fire_once() {
     let (tx, rx) = unbounded();
-    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
+    let timer = Timer::start(move |due| tx.send(due.collect::<Vec<_>>()).unwrap()).unwrap();
     let at = Instant::now() + Duration::from_millis(10);
     for id in 0..100 {
       timer.add(Deadline { at, id, key: 0 });
@@ -381,7 +384,8 @@ mod tests {
   #[test]
   fn an_earlier_deadline_wakes_a_thread_sleeping_until_a_later_one() {
     let (tx, rx) = unbounded();
-    let timer = Timer::start(move |due| tx.send((Instant::now(), due)).unwrap()).unwrap();
+    let timer =
+      Timer::start(move |due| tx.send((Instant::now(), due.collect::<Vec<_>>())).unwrap()).unwrap();
     let base = Instant::now();
     timer.add(deadline(60_000, 1, base));
     // Let the thread park until the far deadline.
@@ -399,7 +403,7 @@ mod tests {
   #[test]
   fn a_cancelled_far_deadline_is_dropped_long_before_it_would_expire() {
     let (tx, fired) = unbounded();
-    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
+    let timer = Timer::start(move |due| tx.send(due.collect::<Vec<_>>()).unwrap()).unwrap();
     let far = deadline(3_600_000, 1, Instant::now());
     timer.add(far);
     while timer.pending() == 0 {
@@ -453,12 +457,13 @@ mod tests {
     let (tx, rx) = unbounded();
     let (entered, panicking) = unbounded();
     let mut first = true;
-    let timer = Timer::start(move |due: Vec<Deadline>| {
+    let timer = Timer::start(move |due: &mut Due<Deadline>| {
       if std::mem::take(&mut first) {
+        let _ = due.next(); // taken, then lost to the panic
         entered.send(()).unwrap();
         panic!("the expire callback panics (on purpose, in this test)");
       }
-      tx.send(due).unwrap();
+      tx.send(due.collect::<Vec<_>>()).unwrap();
     })
     .unwrap();
     let base = Instant::now();
@@ -472,6 +477,63 @@ mod tests {
         .expect("a deadline after the panic fired");
       assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [id]);
     }
+  }
+
+  /// A panic payload whose Drop panics too.
+  struct PanicsOnDrop;
+
+  impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+      panic!("the panic payload panics when dropped (on purpose, in this test)");
+    }
+  }
+
+  #[test]
+  fn a_panic_loses_no_deadline_the_callback_had_not_taken() {
+    let (tx, rx) = unbounded();
+    let (open, gate) = unbounded::<()>();
+    let (entered, at_gate) = unbounded::<()>();
+    let mut calls = 0;
+    let timer = Timer::start(move |due: &mut Due<Deadline>| {
+      calls += 1;
+      match calls {
+        // Held at the gate, so that the next three come in one batch.
+        1 => {
+          entered.send(()).unwrap();
+          gate.recv().unwrap();
+        }
+        // Takes the first of them, then panics, with a payload that
+        // panics again when dropped.
+        2 => {
+          let taken = due.next().map(|d| d.id);
+          tx.send((taken, due.len())).unwrap();
+          std::panic::panic_any(PanicsOnDrop);
+        }
+        _ => {
+          for d in due {
+            tx.send((Some(d.id), 0)).unwrap();
+          }
+        }
+      }
+    })
+    .unwrap();
+    let base = Instant::now();
+    timer.add(deadline(0, 0, base));
+    at_gate.recv().unwrap();
+    for id in 1..=3 {
+      timer.add(deadline(0, id, base));
+    }
+    open.send(()).unwrap();
+    let next = || {
+      rx.recv_timeout(Duration::from_secs(5))
+        .expect("the deadlines not taken before the panic fired")
+    };
+    assert_eq!(next(), (Some(1), 2), "the panicking call got all three");
+    assert_eq!(next(), (Some(2), 0));
+    assert_eq!(next(), (Some(3), 0));
+    // And the thread lives on.
+    timer.add(deadline(0, 4, base));
+    assert_eq!(next(), (Some(4), 0));
   }
 
   #[test]
@@ -543,7 +605,7 @@ mod tests {
   #[test]
   fn a_backlog_wakes_a_thread_that_sleeps_until_a_far_deadline() {
     let (tx, fired) = unbounded();
-    let timer = Timer::start(move |due| tx.send(due).unwrap()).unwrap();
+    let timer = Timer::start(move |due| tx.send(due.collect::<Vec<_>>()).unwrap()).unwrap();
     let base = Instant::now();
     let first = deadline(3_600_000, 0, base);
     timer.add(first);
@@ -575,7 +637,7 @@ mod tests {
   #[test]
   fn many_adds_from_many_threads_all_fire() {
     let (tx, rx) = unbounded();
-    let timer = Arc::new(Timer::start(move |due| tx.send(due.len()).unwrap()).unwrap());
+    let timer = Arc::new(Timer::start(move |due| tx.send(due.count()).unwrap()).unwrap());
     let base = Instant::now();
     let senders: Vec<_> = (0..4u64)
       .map(|t| {
