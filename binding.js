@@ -93,15 +93,20 @@ function reason(error) {
   return message.split('\n')[0];
 }
 
+/** 'Tried, in order:' and one line per path tried, for an error message. */
+function triedLines(tried) {
+  var lines = ['Tried, in order:'];
+  for (var i = 0; i < tried.length; i++) {
+    lines.push('  ' + tried[i].path + ' (' + tried[i].why + '): ' + tried[i].error);
+  }
+  return lines;
+}
+
 function noBinaryError(libc, tried, last) {
   var where = process.platform + '-' + process.arch + (libc ? ' (' + (libc === 'gnu' ? 'glibc' : libc) + ')' : '');
   var lines = [
     'atomics-waitasync: no native addon loads on ' + where + '.',
-    'Tried, in order:',
-  ];
-  for (var i = 0; i < tried.length; i++) {
-    lines.push('  ' + tried[i].path + ' (' + tried[i].why + '): ' + tried[i].error);
-  }
+  ].concat(triedLines(tried));
   lines.push(
     'Prebuilt binaries ship for linux-x64-gnu and linux-arm64-gnu (glibc 2.17 or later). ' +
       'On any other platform build it from source, once, in the project that depends on the package ' +
@@ -150,10 +155,7 @@ function load() {
 
 /** The first ABI mismatch, with every path tried (its `tried`, and in its message). */
 function mismatchError(error, tried) {
-  var lines = [error.message, 'Tried, in order:'];
-  for (var i = 0; i < tried.length; i++) {
-    lines.push('  ' + tried[i].path + ' (' + tried[i].why + '): ' + tried[i].error);
-  }
+  var lines = [error.message].concat(triedLines(tried));
   try {
     error.message = lines.join('\n');
   } catch (ignored) {

@@ -20,6 +20,7 @@ const vm = require('vm');
 const runtimes = require('../scripts/runtimes');
 const { ensureTool } = require('../scripts/lib/tools');
 const { createLoaderRoute } = require('../lib/node-loader');
+const { cleanEnv: contextCleanEnv } = require('./compat/context');
 
 const fixture = path.join(__dirname, 'fixtures', 'node-loader');
 const RUNTIMES = ['node18', 'node20', 'node22', 'node24'];
@@ -34,13 +35,9 @@ const CASES = [
 
 const EXPECTED = { answer: 42, resolved: true, packageFunctions: true, mainOutcome: 'ok', workerOutcome: 'ok' };
 
+/** A child's environment: no preloads, and tsx compiling every run afresh. */
 function cleanEnv() {
-  const env = Object.assign({}, process.env);
-  delete env.NODE_OPTIONS;
-  delete env.ATOMICS_WAITASYNC_TEST_POLYFILL;
-  // tsx keeps what esbuild compiled; every run must compile again.
-  env.TSX_DISABLE_CACHE = '1';
-  return env;
+  return Object.assign(contextCleanEnv(), { TSX_DISABLE_CACHE: '1' });
 }
 
 describe('a forced install under module customization hooks', function () {

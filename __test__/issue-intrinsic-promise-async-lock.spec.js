@@ -18,7 +18,7 @@
 
 const assert = require('assert');
 const { Worker } = require('worker_threads');
-const { root } = require('./helpers');
+const { root, until } = require('./helpers');
 
 // `replace` runs before or after the package loads; then every AsyncLock
 // method that returns a promise, on a free lock and on one another instance
@@ -224,10 +224,10 @@ describe('issue: AsyncLock returns intrinsic promises, whatever globalThis.Promi
       started.push(b);
       const locked = message(b);
       // Both wait in the queue: A's executeLocked and B's lock().
-      while (waitersForTesting(lock.i32a, 0).registry < 2) {
+      await until(() => {
         if (aDied) throw aDied;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+        return waitersForTesting(lock.i32a, 0).registry >= 2;
+      }, 'A\'s executeLocked and B\'s lock() to queue');
       if (aDied) throw aDied;
       a.postMessage('unlock');
       assert.deepStrictEqual(await message(a), { value: 'ran' });

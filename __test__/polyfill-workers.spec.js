@@ -12,13 +12,12 @@ const path = require('path');
 const { spawnSync } = require('child_process');
 const runtimes = require('../scripts/runtimes');
 const { withPreload, FORCE_PRELOAD } = require('../lib/workers');
+const { cleanEnv } = require('./compat/context');
 
 const fixture = path.join(__dirname, 'fixtures', 'workers-preload.js');
 
 function run(binary, mode) {
-  const env = Object.assign({}, process.env);
-  delete env.NODE_OPTIONS;
-  delete env.ATOMICS_WAITASYNC_TEST_POLYFILL;
+  const env = cleanEnv();
   // A V8 flag in process.execArgv: Node refuses it in a worker's given
   // execArgv but takes it when inherited, so inheriting workers must be left alone.
   const child = spawnSync(binary, ['--max-old-space-size=256', fixture, mode], { encoding: 'utf8', env, timeout: 60000 });

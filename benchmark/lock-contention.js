@@ -148,6 +148,7 @@ function measureRounds(rounds, ms, workers) {
   const ratios = [];
   let unsupported = null;
   for (let r = 0; r < rounds; r++) {
+    // Alternate which goes first, so drift on a noisy machine hits both.
     const order = r % 2 === 0 ? impls : impls.slice().reverse();
     for (const impl of order) {
       const child = spawnSync(process.execPath,
@@ -165,6 +166,7 @@ function measureRounds(rounds, ms, workers) {
       perSec[impl].push((result.ops / result.ms) * 1000);
       mainPerSec[impl].push((result.mainOps / result.ms) * 1000);
     }
+    // Each round's pair ran back to back: their ratio survives slow drift.
     if (perSec.post.length === r + 1) ratios.push(perSec.package[r] / perSec.post[r]);
   }
   return { perSec, mainPerSec, ratios, unsupported };
@@ -217,34 +219,9 @@ function orchestrate() {
   const ms = Number(arg('ms', 1000));
   const workers = Number(arg('workers', 2));
   const impls = ['post', 'package'];
-  const perSec = { post: [], package: [] };
-  const mainPerSec = { post: [], package: [] };
-  const ratios = [];
-  let unsupported = null;
   console.log(`AsyncLock contention: main executeLocked + ${workers} workers lock/unlock, ` +
     `${rounds} rounds x ${ms} ms, Node ${process.version} (${process.platform}-${process.arch})`);
-  for (let r = 0; r < rounds; r++) {
-    // Alternate which goes first, so drift on a noisy machine hits both.
-    const order = r % 2 === 0 ? impls : impls.slice().reverse();
-    for (const impl of order) {
-      const child = spawnSync(process.execPath,
-        [__filename, '--case', impl, '--ms', String(ms), '--workers', String(workers)],
-        { encoding: 'utf8', timeout: ms * 20 + 30000 });
-      if (child.status !== 0) {
-        console.error(`${impl} failed (status ${child.status}, signal ${child.signal}):\n${child.stderr}`);
-        process.exit(1);
-      }
-      const result = JSON.parse(child.stdout.trim().split('\n').pop());
-      if (result.unsupported) {
-        unsupported = result.unsupported;
-        continue;
-      }
-      perSec[impl].push((result.ops / result.ms) * 1000);
-      mainPerSec[impl].push((result.mainOps / result.ms) * 1000);
-    }
-    // Each round's pair ran back to back: their ratio survives slow drift.
-    if (perSec.post.length === r + 1) ratios.push(perSec.package[r] / perSec.post[r]);
-  }
+  const { perSec, mainPerSec, ratios, unsupported } = measureRounds(rounds, ms, workers);
   const fmt = (n) => Math.round(n).toLocaleString('en-US');
   const rows = [];
   for (const impl of impls) {

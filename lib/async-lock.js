@@ -52,6 +52,8 @@ const { IntrinsicPromise } = require('./pending'); // undefined if not found
 // are, as any code awaiting them would.
 const reflectDefineProperty = Reflect.defineProperty;
 const kConstructor = { value: IntrinsicPromise };
+// A release function's own `then` (see makeReleaser).
+const kNoThen = { value: undefined };
 const ours = (promise) => {
   reflectDefineProperty(promise, 'constructor', kConstructor);
   return promise;
@@ -127,6 +129,17 @@ function abortReason(signal) {
  */
 function createAsyncLock({ wait, waitAsync, notify }) {
   /**
+   * Takes the lock if it is free (UNLOCKED -> LOCKED), marking this instance
+   * its holder; returns whether it did. tryLock() and the async paths' fast
+   * path (not through tryLock, which a subclass may override).
+   */
+  function tryTake(lock) {
+    if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) !== UNLOCKED) return false;
+    lock[kHeld] = true;
+    return true;
+  }
+
+  /**
    * A release function (idempotent, like async-mutex's), disposable where
    * the runtime can. Its own `then` is undefined: acquire() resolves with
    * it, and resolving with a function looks up its `then`, which must not
@@ -139,7 +152,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       released = true;
       lock.unlock();
     };
-    reflectDefineProperty(release, 'then', { value: undefined });
+    reflectDefineProperty(release, 'then', kNoThen);
     if (symbolDispose) release[symbolDispose] = release;
     if (symbolAsyncDispose) {
       release[symbolAsyncDispose] = async () => {
@@ -239,10 +252,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
   function acquireOrWait(lock, options) {
     const { timeout, signal } = validateOptions(options);
     if (signal && signal.aborted) throw abortReason(signal);
-    if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) === UNLOCKED) {
-      lock[kHeld] = true;
-      return null;
-    }
+    if (tryTake(lock)) return null;
     if (timeout === 0) throw timeoutError(0);
     return ours(waitToTake(lock, timeout, signal));
   }
@@ -276,9 +286,8 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     if (typeof f !== 'function') {
       throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
     }
-    if (options === undefined && Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) === UNLOCKED) {
-      lock[kHeld] = true;
-    } else {
+    // Free and no options: taken here, so f runs before the first await.
+    if (!(options === undefined && tryTake(lock))) {
       const waiting = acquireOrWait(lock, options);
       if (waiting !== null) await waiting;
     }
@@ -424,9 +433,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
 
     /** Takes the lock if it is free, without waiting; returns whether it did. */
     tryLock() {
-      if (Atomics.compareExchange(this.i32a, this.index, UNLOCKED, LOCKED) !== UNLOCKED) return false;
-      this[kHeld] = true;
-      return true;
+      return tryTake(this);
     }
 
     /**

@@ -9,7 +9,14 @@
 //
 // A factory, so tests can hand it a fake binding.
 
-const { describe } = require('./describe');
+const {
+  describe,
+  uncurry,
+  TypedArrayPrototype,
+  typedArrayName,
+  typedArrayBuffer,
+  typedArrayLength,
+} = require('./describe');
 const { pendingPromises, kTable } = require('./pending');
 const { isMainThread } = require('worker_threads');
 
@@ -22,15 +29,6 @@ const PENDING = 3;
 
 const kStrings = ['ok', 'not-equal', 'timed-out'];
 
-// %TypedArray%.prototype accessors, taken once: they read internal slots,
-// so a subclass or an own property cannot fake them.
-const TypedArrayPrototype = Object.getPrototypeOf(Int32Array.prototype);
-const uncurry = (fn) => Function.prototype.call.bind(fn);
-const accessor = (name) =>
-  uncurry(Object.getOwnPropertyDescriptor(TypedArrayPrototype, name).get);
-const typedArrayName = accessor(Symbol.toStringTag); // undefined for non-TypedArrays
-const typedArrayBuffer = accessor('buffer');
-const typedArrayLength = accessor('length');
 // Any method that runs ValidateTypedArray throws a TypeError on a detached
 // or out-of-bounds view; `entries` exists on every runtime we support.
 const typedArrayEntries = uncurry(TypedArrayPrototype.entries);
@@ -213,7 +211,20 @@ const isPlainValue = (value) => typeof value === 'number' || typeof value === 'b
 // on it being the engine's read-modify-write, not a program's wrapper.
 const atomicsAdd = Atomics.add;
 
+// One skipping notify per binding: index.js's functions and the installed
+// Atomics.notify share its address cache.
+const skippers = new WeakMap();
+
 function skippingNotify(binding) {
+  let skipper = skippers.get(binding);
+  if (skipper === undefined) {
+    skipper = makeSkippingNotify(binding);
+    skippers.set(binding, skipper);
+  }
+  return skipper;
+}
+
+function makeSkippingNotify(binding) {
   const notify = binding.notify;
   const notifyAt = binding.notifyAt;
   if (!binding.mayWaitCounts || typeof binding.addressOf !== 'function' || typeof notifyAt !== 'function') return notify;

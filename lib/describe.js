@@ -2,10 +2,15 @@
 // How an error message names the value it received: one wording for every
 // argument check of the package (lib/atomics.js, lib/async-lock.js).
 
+// %TypedArray%.prototype accessors, taken once: they read internal slots,
+// so a subclass or an own property cannot fake them. The package's one copy
+// (lib/atomics.js and lib/node-loader.js take them from here).
 const TypedArrayPrototype = Object.getPrototypeOf(Int32Array.prototype);
-const typedArrayName = Function.prototype.call.bind(
-  Object.getOwnPropertyDescriptor(TypedArrayPrototype, Symbol.toStringTag).get
-);
+const uncurry = (fn) => Function.prototype.call.bind(fn);
+const accessor = (name) => uncurry(Object.getOwnPropertyDescriptor(TypedArrayPrototype, name).get);
+const typedArrayName = accessor(Symbol.toStringTag); // undefined for non-TypedArrays
+const typedArrayBuffer = accessor('buffer');
+const typedArrayLength = accessor('length');
 
 /** `a Float64Array`, `an instance of Map`, `"abc"`, `5n`, `a symbol`, … */
 function describe(value) {
@@ -24,4 +29,4 @@ function describe(value) {
   return String(value);
 }
 
-module.exports = { describe };
+module.exports = { describe, uncurry, TypedArrayPrototype, typedArrayName, typedArrayBuffer, typedArrayLength };

@@ -33,12 +33,8 @@
 const path = require('path');
 const vm = require('vm');
 
-const TypedArrayPrototype = Object.getPrototypeOf(Int32Array.prototype);
-const uncurry = (fn) => Function.prototype.call.bind(fn);
-const accessor = (name) => uncurry(Object.getOwnPropertyDescriptor(TypedArrayPrototype, name).get);
-const typedArrayName = accessor(Symbol.toStringTag);
-const typedArrayLength = accessor('length');
-const typedArrayBuffer = accessor('buffer');
+const { uncurry, typedArrayName, typedArrayLength, typedArrayBuffer } = require('./describe');
+
 const weakMapGet = uncurry(WeakMap.prototype.get);
 const weakMapSet = uncurry(WeakMap.prototype.set);
 const startsWith = uncurry(String.prototype.startsWith);

@@ -27,8 +27,10 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding), ver
   // mistake our own notify, or a user's wrapper of it, for the original and
   // end up calling itself.
   let originalNotify = null;
-  let originalWait = null;
-  let originalWaitAsync = null;
+  // The original wait/waitAsync where Node's own locks go to them (see
+  // isLoaderLock), else null: set by the first install that patched.
+  let loaderWait = null;
+  let loaderWaitAsync = null;
   let patchedOnce = false;
 
   // On Node 18.19+ and 20, Node's module loader waits through whatever
@@ -55,14 +57,14 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding), ver
   // ('waitAsync' 4, 'wait' 4, 'notify' 3).
   const replacements = {
     waitAsync(typedArray, index, value, timeout) {
-      if (isLoaderLock !== null && originalWaitAsync !== null && isLoaderLock(typedArray, replacements.waitAsync)) {
-        return originalWaitAsync.call(atomics, typedArray, index, value, timeout);
+      if (loaderWaitAsync !== null && isLoaderLock(typedArray, replacements.waitAsync)) {
+        return loaderWaitAsync.call(atomics, typedArray, index, value, timeout);
       }
       return ponyfill.waitAsync(typedArray, index, value, timeout);
     },
     wait(typedArray, index, value, timeout) {
-      if (originalWait !== null && isLoaderLock !== null && isLoaderLock(typedArray, replacements.wait)) {
-        return originalWait.call(atomics, typedArray, index, value, timeout);
+      if (loaderWait !== null && isLoaderLock(typedArray, replacements.wait)) {
+        return loaderWait.call(atomics, typedArray, index, value, timeout);
       }
       return ponyfill.wait(typedArray, index, value, timeout);
     },
@@ -94,8 +96,10 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding), ver
     if (typeof atomics.waitAsync === 'function' && !force) return { installed: [], active: false };
     if (!patchedOnce) {
       originalNotify = typeof atomics.notify === 'function' ? atomics.notify : null;
-      originalWait = typeof atomics.wait === 'function' ? atomics.wait : null;
-      originalWaitAsync = typeof atomics.waitAsync === 'function' ? atomics.waitAsync : null;
+      if (isLoaderLock !== null) {
+        loaderWait = typeof atomics.wait === 'function' ? atomics.wait : null;
+        loaderWaitAsync = typeof atomics.waitAsync === 'function' ? atomics.waitAsync : null;
+      }
       patchedOnce = true;
     }
     for (const name of NAMES) {

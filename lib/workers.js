@@ -56,7 +56,7 @@ function preloadInWorkers(workerThreads, preload, builtinModule) {
   const patched = current[kPatched];
   if (patched !== undefined) {
     // Already patched: a forced install upgrades the plain preload.
-    if (patched.preload !== preload && preload === FORCE_PRELOAD) patched.preload = preload;
+    if (preload === FORCE_PRELOAD) patched.preload = preload;
     return false;
   }
   const state = { preload };
