@@ -138,9 +138,6 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
   }
 }
 
-/// What the N-API layer (of any copy of the package) does with the core.
-/// A trait object, so that every call runs the code of the copy that owns
-/// the core (see the module docs); hence closures come as `dyn`.
 /// The deadline of an async wait, made only by
 /// [`CoreApi::async_deadline`] once the notifier thread has started: a
 /// deadline given to [`CoreApi::enqueue_async`] cannot be dropped for want
@@ -155,6 +152,9 @@ impl AsyncDeadline {
   }
 }
 
+/// What the N-API layer (of any copy of the package) does with the core.
+/// A trait object, so that every call runs the code of the copy that owns
+/// the core (see the module docs); hence closures come as `dyn`.
 pub trait CoreApi<S>: Sync {
   /// The deadline of an async wait of `timeout_ms` (>= 0), if it has one;
   /// starts the notifier thread for it, which may fail. Call it before
@@ -339,16 +339,11 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     let Enqueued::Queued(id) = enqueued else {
       return None;
     };
-    let deadline = if timeout_ms == 0.0 {
-      Some(Instant::now())
-    } else {
-      deadline_after(timeout_ms)
-    };
     Some(SyncWait {
       key,
       id,
       parker,
-      deadline,
+      deadline: deadline_after(timeout_ms),
     })
   }
 

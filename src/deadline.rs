@@ -57,8 +57,13 @@ mod tests {
   #[test]
   fn a_deadline_converts_back_to_the_same_instant_every_time() {
     let epoch = Instant::now();
+    let before = Instant::now();
     let when = When::after(epoch, 1500.0).expect("a finite deadline");
-    assert_eq!(when.instant(epoch), when.instant(epoch));
+    let after = Instant::now();
+    // Exact to the nanosecond: the `Instant` the deadline was made from.
+    let timeout = Duration::from_millis(1500);
+    let at = when.instant(epoch);
+    assert!(before + timeout <= at && at <= after + timeout);
     let from_now = when
       .instant(epoch)
       .saturating_duration_since(Instant::now());

@@ -387,11 +387,12 @@ mod tests {
     let timer =
       Timer::start(move |due| tx.send((Instant::now(), due.collect::<Vec<_>>())).unwrap()).unwrap();
     let base = Instant::now();
-    timer.add(deadline(60_000, 1, base));
-    // Let the thread park until the far deadline.
-    while timer.pending() == 0 {
-      std::thread::yield_now();
-    }
+    let far = deadline(60_000, 1, base);
+    timer.add(far);
+    let far_at = timer.shared.nanos(far.at);
+    until("it sleeps until the far deadline", || {
+      timer.shared.handshake.published() == far_at
+    });
     timer.add(deadline(5, 2, base));
     let (when, due) = rx
       .recv_timeout(Duration::from_secs(5))
@@ -406,18 +407,12 @@ mod tests {
     let timer = Timer::start(move |due| tx.send(due.collect::<Vec<_>>()).unwrap()).unwrap();
     let far = deadline(3_600_000, 1, Instant::now());
     timer.add(far);
-    while timer.pending() == 0 {
-      std::thread::yield_now();
-    }
+    let far_at = timer.shared.nanos(far.at);
+    until("it sleeps until the far deadline", || {
+      timer.shared.handshake.published() == far_at
+    });
     timer.cancel(far.at, far.id);
-    let give_up = Instant::now() + Duration::from_secs(5);
-    while timer.pending() != 0 {
-      assert!(
-        Instant::now() < give_up,
-        "the cancelled deadline is still held"
-      );
-      std::thread::sleep(Duration::from_millis(1));
-    }
+    until("the cancelled deadline is dropped", || timer.pending() == 0);
     assert!(fired.try_recv().is_err(), "nothing may expire");
   }
 

@@ -26,6 +26,8 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use crate::registry::{Registry, WaiterId};
 use crate::sync::Mutex;
 
@@ -182,7 +184,8 @@ fn wake_into<S: Signal, P: Unpark, D: Copy>(
   how: Settled,
   unseen: &mut Vec<usize>,
 ) {
-  let mut batch: Vec<Woken> = Vec::new();
+  // One env per batch, usually one waiter: no allocation for it.
+  let mut batch: SmallVec<[Woken; 1]> = SmallVec::new();
   let mut batch_env: Option<Arc<Mailbox<S>>> = None;
   for (key, id, waiter) in woken {
     match waiter {

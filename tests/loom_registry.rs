@@ -51,18 +51,29 @@ fn notify_timeout_and_teardown_have_one_winner() {
   });
 }
 
+/// A registry, a cell holding 0, and a thread that queues a waiter on
+/// `KEY` if the cell (read under the bucket lock) still holds 0.
+fn spawn_waiter_while_zero() -> (
+  Arc<Registry<&'static str>>,
+  Arc<AtomicI32>,
+  thread::JoinHandle<Enqueued>,
+) {
+  let registry = Arc::new(Registry::<&'static str>::new());
+  let cell = Arc::new(AtomicI32::new(0));
+  let waiter = {
+    let (registry, cell) = (registry.clone(), cell.clone());
+    thread::spawn(move || registry.enqueue_if(KEY, || cell.load(Ordering::SeqCst) == 0, |_| "w"))
+  };
+  (registry, cell, waiter)
+}
+
 /// A waiter checks `cell == 0` and queues under the lock; the notifier
 /// stores 1 and notifies. Either the waiter saw 1 (not-equal), or the
 /// notify took it: it is never left queued (the lost wake-up).
 #[test]
 fn no_wake_up_is_lost_between_check_and_enqueue() {
   loom::model(|| {
-    let registry = Arc::new(Registry::<&'static str>::new());
-    let cell = Arc::new(AtomicI32::new(0));
-    let waiter = {
-      let (registry, cell) = (registry.clone(), cell.clone());
-      thread::spawn(move || registry.enqueue_if(KEY, || cell.load(Ordering::SeqCst) == 0, |_| "w"))
-    };
+    let (registry, cell, waiter) = spawn_waiter_while_zero();
     cell.store(1, Ordering::SeqCst);
     let woken = registry.dequeue(KEY, usize::MAX).len();
     match waiter.join().unwrap() {
@@ -139,12 +150,7 @@ fn keys_sharing_a_bucket_stay_apart() {
 #[test]
 fn a_notify_that_skips_the_lock_loses_no_wake_up() {
   loom::model(|| {
-    let registry = Arc::new(Registry::<&'static str>::new());
-    let cell = Arc::new(AtomicI32::new(0));
-    let waiter = {
-      let (registry, cell) = (registry.clone(), cell.clone());
-      thread::spawn(move || registry.enqueue_if(KEY, || cell.load(Ordering::SeqCst) == 0, |_| "w"))
-    };
+    let (registry, cell, waiter) = spawn_waiter_while_zero();
     cell.store(1, Ordering::Relaxed);
     let woken = if registry.may_wait(KEY) {
       registry.dequeue(KEY, usize::MAX).len()

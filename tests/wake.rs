@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use atomics_waitasync::registry::{Enqueued, Registry};
+use atomics_waitasync::registry::{Enqueued, Registry, WaiterId};
 use atomics_waitasync::wake::{pass_on, wake, Mailbox, Settled, Signal, Unpark, Waiter};
 
 /// Counts how many times its env was signalled; fails to signal while
@@ -42,7 +42,12 @@ fn env() -> Arc<Mailbox<Signals>> {
   Arc::new(Mailbox::new(Signals::default()))
 }
 
-fn queue_async(registry: &TestRegistry, key: usize, env: &Arc<Mailbox<Signals>>, slot: u32) {
+fn queue_async(
+  registry: &TestRegistry,
+  key: usize,
+  env: &Arc<Mailbox<Signals>>,
+  slot: u32,
+) -> WaiterId {
   let queued = registry.enqueue_if(
     key,
     || true,
@@ -52,7 +57,10 @@ fn queue_async(registry: &TestRegistry, key: usize, env: &Arc<Mailbox<Signals>>,
       deadline: None,
     },
   );
-  assert!(matches!(queued, Enqueued::Queued(_)));
+  let Enqueued::Queued(id) = queued else {
+    panic!("an async waiter with no condition is queued");
+  };
+  id
 }
 
 fn no_deadlines(_: u64, _: u64) {}
@@ -183,19 +191,7 @@ fn teardowns_racing_with_notifies_lose_nothing() {
     let mut ids = Vec::new();
     for (e, env) in dying.iter().enumerate() {
       for slot in 0..50 {
-        let queued = registry.enqueue_if(
-          KEY,
-          || true,
-          |_| Waiter::Async {
-            env: env.clone(),
-            slot,
-            deadline: None,
-          },
-        );
-        let Enqueued::Queued(id) = queued else {
-          unreachable!()
-        };
-        ids.push((e, id));
+        ids.push((e, queue_async(&registry, KEY, env, slot)));
       }
     }
     for slot in 0..100 {

@@ -99,6 +99,16 @@ fn timeout_ms(js: Js, timeout: sys::napi_value) -> NResult<f64> {
   })
 }
 
+/// A notify's `count`, a Number >= 0 (+Infinity for all), as a `usize`.
+fn count_arg(js: Js, count: sys::napi_value) -> NResult<usize> {
+  let count = js.f64(count)?;
+  Ok(if count >= usize::MAX as f64 {
+    usize::MAX
+  } else {
+    count.max(0.0) as usize
+  })
+}
+
 /// `waitAsync(typedArray, index, value, timeoutMs)` → `-1 - slot` for a
 /// queued waiter (lib/pending.js makes its promise), or `code::NOT_EQUAL` /
 /// `code::TIMED_OUT` for the synchronous results.
@@ -122,7 +132,8 @@ fn wait_async(
   }
   // The notifier starts here, before any lock, if this is the first
   // deadline.
-  let deadline = core().async_deadline(timeout_ms).map_err(Failure::Error)?;
+  let core = core();
+  let deadline = core.async_deadline(timeout_ms).map_err(Failure::Error)?;
   env::with_env(js, |cell| {
     // The promise: made here as a deferred, or by lib/pending.js once this
     // returns the slot (see `env::Promise`). Making it runs promise hooks,
@@ -151,7 +162,7 @@ fn wait_async(
         None => Promise::InJs,
       };
       let waiter = (location.key, deadline, promise);
-      enqueue_async(js, state, waiter, still_expected, &mut conclude)
+      enqueue_async(js, core, state, waiter, still_expected, &mut conclude)
     });
     if let Some(deferred) = conclude {
       conclude_deferred(js, deferred);
@@ -170,6 +181,7 @@ fn wait_async(
 /// changed) is left in `conclude`, for after the state is released.
 fn enqueue_async(
   js: Js,
+  core: &'static Core,
   state: &mut env::EnvState,
   (key, deadline, promise): (usize, Option<crate::core::AsyncDeadline>, Promise),
   mut still_expected: impl FnMut() -> bool,
@@ -190,7 +202,7 @@ fn enqueue_async(
     ));
   }
   // Enqueue at the tail, under the bucket lock, if the value still holds.
-  let enqueued = core().enqueue_async(key, deadline, &mut still_expected, &state.shared, slot);
+  let enqueued = core.enqueue_async(key, deadline, &mut still_expected, &state.shared, slot);
   match enqueued {
     Enqueued::Queued(id) => {
       if let Some(pending) = state.pending.get_mut(slot) {
@@ -229,9 +241,7 @@ fn conclude_deferred(js: Js, deferred: NonNull<sys::napi_deferred__>) {
   }
 }
 
-/// Takes a pending async waiter off its queue, and its deadline off the
-/// notifier, unless a notify or a timeout took it first (and owns its
-/// outcome); says whether it did. For env teardown.
+/// [`CoreApi::withdraw`] on the process's core (env teardown).
 pub fn withdraw(pending: &Pending) -> bool {
   core().withdraw(pending.key, pending.id, pending.deadline)
 }
@@ -315,12 +325,7 @@ fn set_settler(js: Js, [function, outcomes]: [sys::napi_value; 2]) -> NResult<sy
 /// `count` is a Number >= 0 (+Infinity for all).
 fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::napi_value> {
   let location = locate(js, array, js.f64(index)?)?;
-  let count = js.f64(count)?;
-  let count = if count >= usize::MAX as f64 {
-    usize::MAX
-  } else {
-    count.max(0.0) as usize
-  };
+  let count = count_arg(js, count)?;
   let n = core().notify(location.key, count);
   js.number(n as f64)
 }
@@ -350,12 +355,7 @@ fn notify_at(js: Js, [address, count]: [sys::napi_value; 2]) -> NResult<sys::nap
   if !(0.0..9_007_199_254_740_992.0).contains(&address) || address.fract() != 0.0 {
     return Err(Failure::Range(format!("address {address} is out of range")));
   }
-  let count = js.f64(count)?;
-  let count = if count >= usize::MAX as f64 {
-    usize::MAX
-  } else {
-    count.max(0.0) as usize
-  };
+  let count = count_arg(js, count)?;
   let n = core().notify(address as usize, count);
   js.number(n as f64)
 }
@@ -366,17 +366,18 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
   let location = locate(js, array, js.f64(index)?)?;
   let want = expected(js, &location, value)?;
   let timeout_ms = timeout_ms(js, timeout)?;
+  let core = core();
   let code = env::with_state(js, |state| {
     // Only if a previous wait's JS loop was abandoned and `waitAbandon`
     // could not say so.
-    pass_on(state.abandon_sync_wait());
+    core.pass_on(&mut state.abandon_sync_wait());
     // SAFETY: `array`, a JS argument of this call, roots the buffer.
     let mut still_expected = || unsafe { holds(&location, want) };
-    let Some(sync) = core().enqueue_sync(location.key, timeout_ms, &mut still_expected) else {
+    let Some(sync) = core.enqueue_sync(location.key, timeout_ms, &mut still_expected) else {
       return Ok(code::NOT_EQUAL);
     };
     state.sync_wait = Some(sync);
-    Ok(park_slice(state))
+    Ok(park_slice(core, state))
   })?;
   js.number(code)
 }
@@ -389,14 +390,14 @@ fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
         "atomics-waitasync: no wait in progress".into(),
       ));
     }
-    Ok(park_slice(state))
+    Ok(park_slice(core(), state))
   })?;
   js.number(code)
 }
 
 /// Parks for one slice of the current sync wait and says how it stands.
-fn park_slice(state: &mut env::EnvState) -> f64 {
-  match core().wait_slice(&mut state.sync_wait, SYNC_SLICE) {
+fn park_slice(core: &'static Core, state: &mut env::EnvState) -> f64 {
+  match core.wait_slice(&mut state.sync_wait, SYNC_SLICE) {
     None => code::OK,
     Some(Slice::Woken { key }) => {
       state.unseen_wake = Some(key);
