@@ -71,9 +71,16 @@ struct Shared {
 }
 
 impl Shared {
+  /// `at` in the deadlines' units: nanoseconds after the epoch, saturated
+  /// to what a deadline can be. One before the epoch is due at once: 1,
+  /// not `AWAKE` (0); one past `u64::MAX - 1` ns (584 years) is that: never
+  /// earlier (a truncated `u128` would wrap round and fire it early), and
+  /// not `NO_DEADLINE`.
   fn nanos(&self, at: Instant) -> u64 {
-    // A deadline before the epoch is due at once: 1, not AWAKE (0).
-    (at.saturating_duration_since(self.epoch).as_nanos() as u64).max(1)
+    let nanos = at.saturating_duration_since(self.epoch).as_nanos();
+    u64::try_from(nanos)
+      .unwrap_or(u64::MAX)
+      .clamp(1, NO_DEADLINE - 1)
   }
 }
 
@@ -357,6 +364,34 @@ mod tests {
       "came back from parking {wakes} times for {unparks} unparks"
     );
     assert!(fired.try_recv().is_err(), "nothing else expired");
+  }
+
+  #[test]
+  fn nanos_saturate_and_never_wrap_round() {
+    let timer = Timer::start(|_| {}).unwrap();
+    let shared = &timer.shared;
+    let epoch = shared.epoch;
+    assert_eq!(shared.nanos(epoch), 1, "due at once, not AWAKE");
+    assert_eq!(shared.nanos(epoch - Duration::from_secs(1)), 1);
+    assert_eq!(shared.nanos(epoch + Duration::from_nanos(5)), 5);
+    // More than 2^64 ns (584 years) after the epoch: the most a deadline
+    // can be, short of NO_DEADLINE. Cast `as u64`, it was taken mod 2^64:
+    // a deadline that could come due long before its time.
+    let far = epoch + Duration::from_secs(1 << 40);
+    assert_eq!(shared.nanos(far), NO_DEADLINE - 1);
+    // The largest Instant there is, as near as this platform can get to
+    // `epoch + Duration::MAX`.
+    let mut step = Duration::MAX;
+    let mut latest = epoch;
+    while step > Duration::ZERO {
+      if let Some(later) = latest.checked_add(step) {
+        latest = later;
+      } else {
+        step /= 2;
+      }
+    }
+    assert!(latest > far);
+    assert_eq!(shared.nanos(latest), NO_DEADLINE - 1);
   }
 
   #[test]
