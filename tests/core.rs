@@ -388,4 +388,12 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
   queue(core, &env, 1, f64::INFINITY);
   assert_eq!(core.notify(KEY, 1).unwrap(), 1);
   assert_eq!(drain(core, &env).len(), 1);
+
+  // A sync wait whose slice panics is still the caller's, to end.
+  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  core.panic_for_testing("wait_slice").unwrap();
+  let slice = core.wait_slice(&mut wait, Duration::from_millis(10));
+  assert_eq!(slice, Err(Panicked));
+  assert_eq!(core.abandon_sync(wait.unwrap()).unwrap(), None);
+  assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
 }
