@@ -190,7 +190,8 @@ impl EnvState {
     let unseen = self
       .sync_wait
       .take()
-      .and_then(|sync| core().abandon_sync(sync));
+      // `None` too if the core panicked (`CoreApi`).
+      .and_then(|sync| core().abandon_sync(sync).ok().flatten());
     unseen.into_iter().chain(self.unseen_wake.take())
   }
 
@@ -343,7 +344,8 @@ unsafe extern "C" fn cleanup(arg: *mut c_void) {
 fn teardown(js: Js, mut state: EnvState) {
   // Close first: from here on no thread calls the TSFN, and a notify that
   // takes one of this env's waiters passes the wake-up on (mod.rs deliver).
-  let undelivered = core().close(&state.shared);
+  // Empty if the core panicked (`CoreApi`).
+  let undelivered = core().close(&state.shared).unwrap_or_default();
   let tsfn = state.tsfn;
   // SAFETY: the TSFN is ours and released once; abort makes N-API drop
   // queued calls (our call-js then sees a null env).

@@ -24,6 +24,17 @@ pub enum Failure {
 
 pub type NResult<T> = Result<T, Failure>;
 
+/// What a panic in the addon is thrown as.
+const PANICKED: &str = "atomics-waitasync: internal error (panic in the addon)";
+
+/// A panic caught in the core (of whichever copy owns it) is thrown as any
+/// panic in the addon is (see [`entry`]).
+impl From<crate::core::Panicked> for Failure {
+  fn from(_: crate::core::Panicked) -> Self {
+    Failure::Error(PANICKED.into())
+  }
+}
+
 /// Turns an N-API status into a [`Failure`].
 pub fn check(status: sys::napi_status) -> NResult<()> {
   match status {
@@ -96,6 +107,31 @@ impl Js {
     // SAFETY: live env on its thread (Js::new); kind is a live local.
     check(unsafe { sys::napi_typeof(self.env, value, &mut kind) })?;
     Ok(kind == sys::ValueType::napi_object)
+  }
+
+  /// `value` as a Rust string if it is a string (short ones: test-only
+  /// arguments), `None` if it is not a string.
+  pub fn short_string(self, value: sys::napi_value) -> NResult<Option<String>> {
+    let mut kind = 0;
+    // SAFETY: live env on its thread (Js::new); kind is a live local.
+    check(unsafe { sys::napi_typeof(self.env, value, &mut kind) })?;
+    if kind != sys::ValueType::napi_string {
+      return Ok(None);
+    }
+    let mut buffer = [0u8; 64];
+    let mut len = 0;
+    // SAFETY: live env on its thread; `buffer` holds `buffer.len()` bytes,
+    // which N-API writes at most (NUL included), and `len` is a live local.
+    check(unsafe {
+      sys::napi_get_value_string_utf8(
+        self.env,
+        value,
+        buffer.as_mut_ptr().cast(),
+        buffer.len(),
+        &mut len,
+      )
+    })?;
+    Ok(Some(String::from_utf8_lossy(&buffer[..len]).into_owned()))
   }
 
   pub fn number(self, n: f64) -> NResult<sys::napi_value> {
@@ -418,9 +454,7 @@ pub unsafe fn entry<const N: usize>(
   match outcome {
     Ok(Ok(value)) => return value,
     Ok(Err(failure)) => js.throw(failure),
-    Err(_) => js.throw(Failure::Error(
-      "atomics-waitasync: internal error (panic in the addon)".into(),
-    )),
+    Err(_) => js.throw(Failure::Error(PANICKED.into())),
   }
   ptr::null_mut()
 }

@@ -84,9 +84,11 @@ const SYNC_SLICE: Duration = Duration::from_millis(10);
 /// The largest slot a pending `waitAsync` may have (see `wait_async`).
 const MAX_SLOT: u32 = (1 << 31) - 1;
 
-/// Passes on wake-ups nobody will see (see `crate::wake::pass_on`).
+/// Passes on wake-ups nobody will see (see `crate::wake::pass_on`). For
+/// paths that have nobody to report to (teardown, settling); a panic in
+/// the core there is dropped with what it had not passed on yet.
 pub fn pass_on(keys: impl IntoIterator<Item = usize>) {
-  core().pass_on(&mut keys.into_iter());
+  let _ = core().pass_on(&mut keys.into_iter());
 }
 
 /// DoWait step 9: ToNumber(timeout) has been done; NaN → +∞, negative → 0.
@@ -133,7 +135,7 @@ fn wait_async(
   // The notifier starts here, before any lock, if this is the first
   // deadline.
   let core = core();
-  let deadline = core.async_deadline(timeout_ms).map_err(Failure::Error)?;
+  let deadline = core.async_deadline(timeout_ms)?.map_err(Failure::Error)?;
   env::with_env(js, |cell| {
     // The promise: made here as a deferred, or by lib/pending.js once this
     // returns the slot (see `env::Promise`). Making it runs promise hooks,
@@ -204,12 +206,18 @@ fn enqueue_async(
   // Enqueue at the tail, under the bucket lock, if the value still holds.
   let enqueued = core.enqueue_async(key, deadline, &mut still_expected, &state.shared, slot);
   match enqueued {
-    Enqueued::Queued(id) => {
+    Err(panicked) => {
+      // Nothing was queued for the slot: free it, or it would keep the env
+      // alive (and its buffer held) for good.
+      *conclude = discard(js, state, slot);
+      return Err(panicked.into());
+    }
+    Ok(Enqueued::Queued(id)) => {
       if let Some(pending) = state.pending.get_mut(slot) {
         pending.id = id;
       }
     }
-    Enqueued::NotEqual => {
+    Ok(Enqueued::NotEqual) => {
       // The value changed between the two reads.
       *conclude = discard(js, state, slot);
       return Ok(None);
@@ -241,9 +249,12 @@ fn conclude_deferred(js: Js, deferred: NonNull<sys::napi_deferred__>) {
   }
 }
 
-/// [`CoreApi::withdraw`] on the process's core (env teardown).
+/// [`CoreApi::withdraw`] on the process's core (env teardown); false if
+/// it panicked there.
 pub fn withdraw(pending: &Pending) -> bool {
-  core().withdraw(pending.key, pending.id, pending.deadline)
+  core()
+    .withdraw(pending.key, pending.id, pending.deadline)
+    .unwrap_or(false)
 }
 
 /// `cancel(slot)`: takes a queued `waitAsync` back (lib/pending.js, when it
@@ -266,7 +277,7 @@ fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
         // no longer ours to take back; its promise settles as it is.
         return Ok(None);
       }
-      core().take_back(&mut state.cancelled, key, id, deadline);
+      core().take_back(&mut state.cancelled, key, id, deadline)?;
       conclude = discard(js, state, slot);
     }
     state.update_keep_alive();
@@ -326,7 +337,7 @@ fn set_settler(js: Js, [function, outcomes]: [sys::napi_value; 2]) -> NResult<sy
 fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::napi_value> {
   let location = locate(js, array, js.f64(index)?)?;
   let count = count_arg(js, count)?;
-  let n = core().notify(location.key, count);
+  let n = core().notify(location.key, count)?;
   js.number(n as f64)
 }
 
@@ -356,7 +367,7 @@ fn notify_at(js: Js, [address, count]: [sys::napi_value; 2]) -> NResult<sys::nap
     return Err(Failure::Range(format!("address {address} is out of range")));
   }
   let count = count_arg(js, count)?;
-  let n = core().notify(address as usize, count);
+  let n = core().notify(address as usize, count)?;
   js.number(n as f64)
 }
 
@@ -370,14 +381,14 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
   let code = env::with_state(js, |state| {
     // Only if a previous wait's JS loop was abandoned and `waitAbandon`
     // could not say so.
-    core.pass_on(&mut state.abandon_sync_wait());
+    core.pass_on(&mut state.abandon_sync_wait())?;
     // SAFETY: `array`, a JS argument of this call, roots the buffer.
     let mut still_expected = || unsafe { holds(&location, want) };
-    let Some(sync) = core.enqueue_sync(location.key, timeout_ms, &mut still_expected) else {
+    let Some(sync) = core.enqueue_sync(location.key, timeout_ms, &mut still_expected)? else {
       return Ok(code::NOT_EQUAL);
     };
     state.sync_wait = Some(sync);
-    Ok(park_slice(core, state))
+    park_slice(core, state)
   })?;
   js.number(code)
 }
@@ -390,14 +401,16 @@ fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
         "atomics-waitasync: no wait in progress".into(),
       ));
     }
-    Ok(park_slice(core(), state))
+    park_slice(core(), state)
   })?;
   js.number(code)
 }
 
 /// Parks for one slice of the current sync wait and says how it stands.
-fn park_slice(core: &'static Core, state: &mut env::EnvState) -> f64 {
-  match core.wait_slice(&mut state.sync_wait, SYNC_SLICE) {
+/// (If the core panics, the wait stays in `state`, for `waitAbandon` or
+/// the env's teardown to end.)
+fn park_slice(core: &'static Core, state: &mut env::EnvState) -> NResult<f64> {
+  Ok(match core.wait_slice(&mut state.sync_wait, SYNC_SLICE)? {
     None => code::OK,
     Some(Slice::Woken { key }) => {
       state.unseen_wake = Some(key);
@@ -405,7 +418,7 @@ fn park_slice(core: &'static Core, state: &mut env::EnvState) -> f64 {
     }
     Some(Slice::TimedOut) => code::TIMED_OUT,
     Some(Slice::Pending) => code::PENDING,
-  }
+  })
 }
 
 /// `waitDone()`: the sync wait that just returned "ok" got past its
@@ -425,7 +438,7 @@ fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
 /// waiter (see `EnvState::abandon_sync_wait`).
 fn wait_abandon(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
   env::with_state(js, |state| {
-    pass_on(state.abandon_sync_wait());
+    core().pass_on(&mut state.abandon_sync_wait())?;
     Ok(())
   })?;
   js.undefined()
@@ -451,8 +464,8 @@ fn counts_for_testing(js: Js, [array, index]: [sys::napi_value; 2]) -> NResult<s
   } else {
     None
   };
-  let waiters = core().waiters(key);
-  let timers = core().deadlines();
+  let waiters = core().waiters(key)?;
+  let timers = core().deadlines()?;
   js.numbers(&[waiters as f64, pending as f64, timers as f64])
 }
 
@@ -470,14 +483,21 @@ fn fail_settle_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::nap
 /// Test-only: from now on, starting the notifier thread fails (it starts
 /// on the first waitAsync with a finite timeout).
 fn fail_notifier_start_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  core().fail_timer_start_for_testing();
+  core().fail_timer_start_for_testing()?;
   js.undefined()
 }
 
-/// Test-only: panics inside a callback, to show that a panic in the addon
-/// reaches JS as an Error and never unwinds across the FFI boundary.
-fn panic_for_testing(_js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  panic!("panicForTesting");
+/// Test-only: `panicForTesting()` panics inside this callback, to show that
+/// a panic in the addon reaches JS as an Error and never unwinds across the
+/// FFI boundary; `panicForTesting(method)` makes the next call of the
+/// core's `method` (a `CoreApi` method's name) panic in the core, in the
+/// code of the copy of the package that owns it.
+fn panic_for_testing(js: Js, [method]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+  let Some(method) = js.short_string(method)? else {
+    panic!("panicForTesting");
+  };
+  core().panic_for_testing(&method)?;
+  js.undefined()
 }
 
 /// Declares the raw N-API callback `$name` that runs `$body` through
@@ -548,7 +568,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   // The registry's "may be waiting" counts, for notify to read without a
   // call (lib/atomics.js). Left out where external buffers are not
   // allowed: notify then always calls.
-  let (counts, len) = core().may_wait_counts();
+  let (counts, len) = core().may_wait_counts().map_err(|p| to_napi(p.into()))?;
   // SAFETY: the counts live as long as the core, which is 'static (its
   // owner copy is pinned, never unloaded) and never moves; JS only reads
   // and writes them atomically.

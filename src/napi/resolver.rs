@@ -93,7 +93,7 @@ pub const SCOPE_CHUNK: usize = 256;
 fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
   let mut woken = cell.with(|state| {
     let mut woken = std::mem::take(&mut state.spare);
-    super::core().drain(&state.shared, &mut woken);
+    super::core().drain(&state.shared, &mut woken)?;
     Ok(woken)
   })?;
   // Wake-ups of cancelled waiters (see `EnvState::cancelled`): empty, so
