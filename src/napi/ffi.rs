@@ -316,28 +316,46 @@ impl Js {
     Ok(result)
   }
 
-  pub fn set_function(
+  /// A new plain object.
+  pub fn object(self) -> NResult<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_create_object(self.env, &mut out) })?;
+    Ok(out)
+  }
+
+  /// Defines `functions` on `object` as enumerable, read-only,
+  /// non-configurable properties: JS can call them, and neither replace
+  /// nor delete them.
+  pub fn define_functions(
     self,
     object: sys::napi_value,
-    name: &str,
-    callback: Callback,
+    functions: &[(&str, Callback)],
   ) -> NResult<()> {
-    let c_name = CString::new(name).map_err(|_| Failure::Error("NUL in a name".into()))?;
-    let mut function = ptr::null_mut();
-    // SAFETY: live env on its thread (Js::new); c_name outlives the call;
-    // function is a live local.
+    let names = functions
+      .iter()
+      .map(|(name, _)| CString::new(*name).map_err(|_| Failure::Error("NUL in a name".into())))
+      .collect::<NResult<Vec<_>>>()?;
+    let descriptors: Vec<_> = names
+      .iter()
+      .zip(functions)
+      .map(|(name, (_, callback))| sys::napi_property_descriptor {
+        utf8name: name.as_ptr(),
+        name: ptr::null_mut(),
+        method: Some(*callback),
+        getter: None,
+        setter: None,
+        value: ptr::null_mut(),
+        attributes: sys::PropertyAttributes::enumerable,
+        data: ptr::null_mut(),
+      })
+      .collect();
+    // SAFETY: live env on its thread (Js::new); object is its handle;
+    // descriptors holds descriptors.len() entries whose names (in `names`)
+    // outlive the call.
     check(unsafe {
-      sys::napi_create_function(
-        self.env,
-        c_name.as_ptr(),
-        name.len() as isize,
-        Some(callback),
-        ptr::null_mut(),
-        &mut function,
-      )
-    })?;
-    // SAFETY: live env on its thread; object and function are its handles.
-    check(unsafe { sys::napi_set_named_property(self.env, object, c_name.as_ptr(), function) })
+      sys::napi_define_properties(self.env, object, descriptors.len(), descriptors.as_ptr())
+    })
   }
 
   /// Throws an Error with `code` (its `code` property) and `message`.

@@ -24,6 +24,7 @@ mod memory;
 mod resolver;
 mod shared;
 
+use std::cell::Cell;
 use std::ptr::NonNull;
 use std::time::Duration;
 
@@ -341,11 +342,53 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
   js.number(n as f64)
 }
 
-/// `addressOf(typedArray)` → the address of its element 0 (exact: below
-/// 2^53): what lib/atomics.js needs to find an element's "may be waiting"
-/// count (`Registry::may_wait`, `may_wait_slot`, from its low 32 bits) and
-/// to call `notifyAt`. Throws, as `notify` does, for an array it would not
-/// take.
+thread_local! {
+  /// Whether this thread's `takeFastNotify` has handed the kit over (see
+  /// there). Per thread and per copy of the binary (each copy has its own
+  /// thread-locals): a fresh instance of this binary in the same thread
+  /// (`delete require.cache`, `process.dlopen`) finds it taken too.
+  static FAST_NOTIFY_TAKEN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `takeFastNotify()` → `{ counts, addressOf, notifyAt }` the first time
+/// in this thread, `undefined` ever after: what lib/atomics.js's notify
+/// needs to return 0 without a native call when nobody may be waiting,
+/// and to notify by address when someone may.
+///
+/// Handed over once, never left on the binding object, because both are
+/// dangerous in other hands: zeroing the counts makes every notify in the
+/// process skip its waiters, and `notifyAt` wakes whatever element an
+/// address names, one the caller has no reference to included. The first
+/// taker is the package's own lib/atomics.js, which loads right after the
+/// binding; anything that asks later gets nothing. A later copy of
+/// lib/atomics.js in the same thread (a second module registry) gets
+/// nothing too, and notifies through the plain `notify`: correct, slower.
+/// Also `undefined` where the runtime forbids external buffers.
+fn take_fast_notify(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  if FAST_NOTIFY_TAKEN.with(|taken| taken.replace(true)) {
+    return js.undefined();
+  }
+  let (counts, len) = core().may_wait_counts()?;
+  // SAFETY: the counts live as long as the core, which is 'static (its
+  // owner copy is pinned, never unloaded) and never moves; JS only reads
+  // and writes them atomically.
+  let Ok(buffer) = (unsafe { js.static_arraybuffer(counts.cast_mut().cast(), len * 4) }) else {
+    return js.undefined();
+  };
+  let kit = js.object()?;
+  js.set_named(kit, "counts", buffer)?;
+  js.define_functions(
+    kit,
+    &[("addressOf", js_address_of), ("notifyAt", js_notify_at)],
+  )?;
+  Ok(kit)
+}
+
+/// `addressOf(typedArray)` (from [`take_fast_notify`]) → the address of its
+/// element 0 (exact: below 2^53): what lib/atomics.js needs to find an
+/// element's "may be waiting" count (`Registry::may_wait`, `may_wait_slot`,
+/// from its low 32 bits) and to call `notifyAt`. Throws, as `notify` does,
+/// for an array it would not take.
 fn address_of(js: Js, [array]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   let location = locate(js, array, 0.0)?;
   let address = location.key as u64;
@@ -357,10 +400,11 @@ fn address_of(js: Js, [array]: [sys::napi_value; 1]) -> NResult<sys::napi_value>
   js.number(address as f64)
 }
 
-/// `notifyAt(address, count)`: `notify` by the element's address, which
-/// lib/atomics.js computed from `addressOf` for an array and index it has
-/// validated, without the typed-array look-up. The address is only a
-/// registry key, never read through: a wrong one finds no waiter.
+/// `notifyAt(address, count)` (from [`take_fast_notify`]): `notify` by the
+/// element's address, which lib/atomics.js computed from `addressOf` for an
+/// array and index it has validated, without the typed-array look-up. The
+/// address is only a registry key, never read through; it wakes whatever
+/// waits there, which is why only lib/atomics.js may have this function.
 fn notify_at(js: Js, [address, count]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
   let address = js.f64(address)?;
   if !(0.0..9_007_199_254_740_992.0).contains(&address) || address.fract() != 0.0 {
@@ -518,6 +562,7 @@ callbacks! {
   js_wait_done => wait_done;
   js_wait_abandon => wait_abandon;
   js_notify => notify;
+  js_take_fast_notify => take_fast_notify;
   js_address_of => address_of;
   js_notify_at => notify_at;
   js_set_keep_alive => set_keep_alive;
@@ -541,9 +586,10 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   }
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
-  let functions: [(&str, Callback); 15] = [
-    ("addressOf", js_address_of),
-    ("notifyAt", js_notify_at),
+  // Read-only, so that code that gets the binding after load cannot
+  // replace what a later copy of lib/atomics.js would take from it.
+  let functions: [(&str, Callback); 14] = [
+    ("takeFastNotify", js_take_fast_notify),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
@@ -561,21 +607,8 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
       js_fail_notifier_start_for_testing,
     ),
   ];
-  for (name, callback) in functions {
-    js.set_function(exports.raw(), name, callback)
-      .map_err(to_napi)?;
-  }
-  // The registry's "may be waiting" counts, for notify to read without a
-  // call (lib/atomics.js). Left out where external buffers are not
-  // allowed: notify then always calls.
-  let (counts, len) = core().may_wait_counts().map_err(|p| to_napi(p.into()))?;
-  // SAFETY: the counts live as long as the core, which is 'static (its
-  // owner copy is pinned, never unloaded) and never moves; JS only reads
-  // and writes them atomically.
-  if let Ok(buffer) = unsafe { js.static_arraybuffer(counts.cast_mut().cast(), len * 4) } {
-    js.set_named(exports.raw(), "mayWaitCounts", buffer)
-      .map_err(to_napi)?;
-  }
+  js.define_functions(exports.raw(), &functions)
+    .map_err(to_napi)?;
   Ok(())
 }
 
