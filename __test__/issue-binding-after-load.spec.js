@@ -12,8 +12,8 @@
 const assert = require('assert');
 const { fixture, runNodeAsync } = require('./helpers');
 
-async function run(scenario) {
-  const result = await runNodeAsync([fixture('binding-after-load.js'), scenario]);
+async function run(scenario, file = 'binding-after-load.js') {
+  const result = await runNodeAsync([fixture(file), scenario]);
   assert.deepStrictEqual([result.status, result.signal], [0, null], result.stderr);
   return JSON.parse(result.stdout);
 }
@@ -35,5 +35,11 @@ describe('issue: code that gets the binding after load', function () {
       'a notify-like function reachable from the binding': 'still waiting',
       'the skipping notify with an index that changes': 'still waiting',
     });
+  });
+
+  it('a counts accessor on Object.prototype neither gets the counts nor fakes them, nor stops the package loading', async () => {
+    const expected = { stolen: false, woken: 1, value: 'ok' };
+    assert.deepStrictEqual(await run('steal', 'fast-notify-proto.js'), expected);
+    assert.deepStrictEqual(await run('throw', 'fast-notify-proto.js'), expected);
   });
 });

@@ -209,7 +209,12 @@ const isPlainValue = (value) => typeof value === 'number' || typeof value === 'b
  * `takeFastNotify()`, which hands them over once per thread, to the first
  * caller, and keeps nothing of them on the binding object: in other hands,
  * zeroed counts would make every notify in the process skip its waiters,
- * and `notifyAt` wakes any element whose address it is given. So they
+ * and `notifyAt` wakes any element whose address it is given. In a thread
+ * where the package is loaded, this module is that first caller, so code
+ * that gets at the binding afterwards finds nothing to misuse. (This is a
+ * guard against mistakes, not a security boundary: code that loads the
+ * binary itself in a thread where the package has not loaded yet takes
+ * that thread's kit, and the counts are the whole process's.) So they
  * never leave this closure, and the only addresses `notifyAt` ever gets
  * are those of an array the caller passed, at a Number index in bounds
  * (`index` is checked to be a Number here, not only by the callers: this
@@ -238,11 +243,12 @@ function skippingNotify(binding) {
 
 function makeSkippingNotify(binding) {
   const notify = binding.notify;
-  const kit = typeof binding.takeFastNotify === 'function' ? binding.takeFastNotify() : undefined;
-  if (kit === undefined || kit === null) return notify;
-  const { addressOf, notifyAt } = kit;
-  const counts = new Int32Array(kit.counts);
+  let addressOf, notifyAt, counts;
   try {
+    const kit = typeof binding.takeFastNotify === 'function' ? binding.takeFastNotify() : undefined;
+    if (kit === undefined || kit === null) return notify;
+    ({ addressOf, notifyAt } = kit);
+    counts = new Int32Array(kit.counts);
     // Engines before ES2020's change (Node 12's V8) take Atomics on shared
     // arrays only, and the counts are not a SharedArrayBuffer.
     atomicsAdd(counts, 0, 0);

@@ -387,17 +387,29 @@ impl Js {
     Ok(buffer)
   }
 
-  /// `object[name] = value`.
-  pub fn set_named(
+  /// Defines `object[name]` as a read-only data property holding `value`
+  /// (not `[[Set]]`: an accessor a program put on `Object.prototype` never
+  /// sees it, and cannot refuse it).
+  pub fn define_value(
     self,
     object: sys::napi_value,
     name: &str,
     value: sys::napi_value,
   ) -> NResult<()> {
     let c_name = CString::new(name).map_err(|_| Failure::Error("NUL in a name".into()))?;
+    let descriptor = sys::napi_property_descriptor {
+      utf8name: c_name.as_ptr(),
+      name: ptr::null_mut(),
+      method: None,
+      getter: None,
+      setter: None,
+      value,
+      attributes: sys::PropertyAttributes::enumerable,
+      data: ptr::null_mut(),
+    };
     // SAFETY: live env on its thread (Js::new); object and value are its
-    // handles; c_name outlives the call.
-    check(unsafe { sys::napi_set_named_property(self.env, object, c_name.as_ptr(), value) })
+    // handles; the descriptor and c_name outlive the call.
+    check(unsafe { sys::napi_define_properties(self.env, object, 1, &descriptor) })
   }
 
   /// Throws `failure` as the matching JS error, unless an exception is

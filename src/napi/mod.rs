@@ -376,7 +376,7 @@ fn take_fast_notify(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value
     return js.undefined();
   };
   let kit = js.object()?;
-  js.set_named(kit, "counts", buffer)?;
+  js.define_value(kit, "counts", buffer)?;
   js.define_functions(
     kit,
     &[("addressOf", js_address_of), ("notifyAt", js_notify_at)],
