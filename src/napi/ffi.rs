@@ -236,6 +236,25 @@ impl Js {
     let _ = unsafe { sys::napi_delete_reference(self.env, reference) };
   }
 
+  /// Makes `reference` strong again (its count 0 → 1). Check first that
+  /// its value is still there ([`reference_value`](Self::reference_value)):
+  /// a weak reference whose value was collected stays empty.
+  pub fn reference_ref(self, reference: sys::napi_ref) -> NResult<()> {
+    let mut count = 0;
+    // SAFETY: live env on its thread (Js::new); the reference was created
+    // on it and is not deleted yet (the caller holds it); count is a live
+    // local.
+    check(unsafe { sys::napi_reference_ref(self.env, reference, &mut count) })
+  }
+
+  /// Makes `reference` weak (its count 1 → 0): it no longer keeps its value
+  /// alive, and reads as gone once the value is collected.
+  pub fn reference_unref(self, reference: sys::napi_ref) -> NResult<()> {
+    let mut count = 0;
+    // SAFETY: as in `reference_ref`.
+    check(unsafe { sys::napi_reference_unref(self.env, reference, &mut count) })
+  }
+
   pub fn reference_value(self, reference: sys::napi_ref) -> NResult<sys::napi_value> {
     let mut out = ptr::null_mut();
     // SAFETY: live env on its thread (Js::new); the reference was created
