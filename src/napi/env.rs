@@ -325,7 +325,7 @@ pub fn with_env<T>(js: Js, f: impl FnOnce(&EnvCell) -> NResult<T>) -> NResult<T>
 /// Called by N-API once, on the env's thread, with the pointer from `init`.
 unsafe extern "C" fn cleanup(arg: *mut c_void) {
   let cell = arg.cast::<EnvCell>();
-  let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
     // SAFETY: arg is the Box<EnvCell> from init, freed only here; N-API
     // runs cleanup hooks when no call from JS is under way, so nothing
     // borrows it.
@@ -339,6 +339,9 @@ unsafe extern "C" fn cleanup(arg: *mut c_void) {
       unsafe { sys::napi_set_instance_data(js.raw(), ptr::null_mut(), None, ptr::null_mut()) };
     teardown(js, state);
   }));
+  if let Err(payload) = outcome {
+    std::mem::forget(payload); // its Drop could panic, outside the catch
+  }
 }
 
 fn teardown(js: Js, mut state: EnvState) {

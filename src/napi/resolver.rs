@@ -74,7 +74,7 @@ unsafe extern "C" fn settle(
     return;
   }
   // A panic must not unwind into N-API; there is nothing to report it to here.
-  let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
     // SAFETY: with a non-null env the cleanup hook has not run (it aborts
     // the TSFN first, after which call-js only sees a null env), so the
     // cell is alive; it is only touched on this thread, through
@@ -84,6 +84,9 @@ unsafe extern "C" fn settle(
     let js = unsafe { Js::new(env) };
     let _ = settle_all(js, cell);
   }));
+  if let Err(payload) = outcome {
+    std::mem::forget(payload); // its Drop could panic, outside the catch
+  }
 }
 
 /// Number of waiters settled under one handle scope, and at most in one
