@@ -78,8 +78,9 @@ pub struct Core<S> {
   /// thread fails, as when the system cannot make another thread.
   fail_timer_start: AtomicBool,
   /// Test-only ([`CoreApi::panic_for_testing`]): the method whose next
-  /// call panics, if any; `armed` says whether to look.
-  panic_in: std::sync::Mutex<Option<String>>,
+  /// calls panic, if any, and how many more of them; `armed` says whether
+  /// to look.
+  panic_in: std::sync::Mutex<Option<(String, u32)>>,
   armed: AtomicBool,
 }
 
@@ -112,16 +113,24 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     })
   }
 
-  /// Test-only: panics if `method` is the one armed to, disarming it.
+  /// Test-only: panics if `method` is the one armed to, disarming it
+  /// after its last armed call.
   #[cold]
   fn panic_if_armed(&self, method: &str) {
     let mut armed = self.panic_in.lock().unwrap_or_else(|e| e.into_inner());
-    if armed.as_deref() == Some(method) {
+    let Some((name, times)) = armed.as_mut() else {
+      return;
+    };
+    if name != method {
+      return;
+    }
+    *times -= 1;
+    if *times == 0 {
       *armed = None;
       self.armed.store(false, Ordering::Relaxed);
-      drop(armed);
-      panic!("atomics-waitasync: panic_for_testing in {method}");
     }
+    drop(armed);
+    panic!("atomics-waitasync: panic_for_testing in {method}");
   }
 
   /// The notifier thread, started on first use; an error saying why when
@@ -296,10 +305,11 @@ pub trait CoreApi<S>: Sync {
   /// Test-only: from now on, starting the notifier thread fails.
   fn fail_timer_start_for_testing(&'static self) -> Guarded<()>;
 
-  /// Test-only: the next call of the method named `method` (as in this
-  /// trait: `"notify"`, `"enqueue_async"`, …) panics in the core's code,
-  /// before it does anything; it returns [`Panicked`].
-  fn panic_for_testing(&'static self, method: &str) -> Guarded<()>;
+  /// Test-only: the next `times` calls of the method named `method` (as in
+  /// this trait: `"notify"`, `"enqueue_async"`, …) panic in the core's
+  /// code, before they do anything; they return [`Panicked`]. (None if
+  /// `times` is 0.)
+  fn panic_for_testing(&'static self, method: &str, times: u32) -> Guarded<()>;
 }
 
 // The bodies of `CoreApi`'s methods, run under `guarded` (below).
@@ -568,10 +578,11 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     })
   }
 
-  fn panic_for_testing(&'static self, method: &str) -> Guarded<()> {
+  fn panic_for_testing(&'static self, method: &str, times: u32) -> Guarded<()> {
     self.guarded("panic_for_testing", || {
-      *self.panic_in.lock().unwrap_or_else(|e| e.into_inner()) = Some(method.to_owned());
-      self.armed.store(true, Ordering::Relaxed);
+      let armed = (times > 0).then(|| (method.to_owned(), times));
+      self.armed.store(armed.is_some(), Ordering::Relaxed);
+      *self.panic_in.lock().unwrap_or_else(|e| e.into_inner()) = armed;
     })
   }
 }

@@ -375,13 +375,19 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
   let core = core();
   let env = env();
   queue(core, &env, 0, f64::INFINITY);
-  core.panic_for_testing("notify").unwrap();
+  core.panic_for_testing("notify", 1).unwrap();
   assert_eq!(core.notify(KEY, 1), Err(Panicked));
   assert_eq!(core.waiters(None).unwrap(), 1, "still queued");
   assert_eq!(core.notify(KEY, 1).unwrap(), 1, "only the next call panics");
   assert_eq!(drain(core, &env).len(), 1);
 
-  core.panic_for_testing("enqueue_async").unwrap();
+  core.panic_for_testing("waiters", 2).unwrap();
+  assert_eq!(core.waiters(None), Err(Panicked));
+  assert_eq!(core.deadlines(), Ok(0), "only that method panics");
+  assert_eq!(core.waiters(None), Err(Panicked));
+  assert_eq!(core.waiters(None), Ok(0), "only the next two calls panic");
+
+  core.panic_for_testing("enqueue_async", 1).unwrap();
   let enqueued = core.enqueue_async(KEY, None, &mut || true, &env, 1);
   assert_eq!(enqueued, Err(Panicked));
   assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
@@ -391,7 +397,7 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
 
   // A sync wait whose slice panics is still the caller's, to end.
   let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
-  core.panic_for_testing("wait_slice").unwrap();
+  core.panic_for_testing("wait_slice", 1).unwrap();
   let slice = core.wait_slice(&mut wait, Duration::from_millis(10));
   assert_eq!(slice, Err(Panicked));
   assert_eq!(core.abandon_sync(wait.unwrap()).unwrap(), None);

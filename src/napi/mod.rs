@@ -533,14 +533,18 @@ fn fail_notifier_start_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<
 
 /// Test-only: `panicForTesting()` panics inside this callback, to show that
 /// a panic in the addon reaches JS as an Error and never unwinds across the
-/// FFI boundary; `panicForTesting(method)` makes the next call of the
-/// core's `method` (a `CoreApi` method's name) panic in the core, in the
-/// code of the copy of the package that owns it.
-fn panic_for_testing(js: Js, [method]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+/// FFI boundary; `panicForTesting(method, times = 1)` makes the next
+/// `times` calls of the core's `method` (a `CoreApi` method's name) panic
+/// in the core, in the code of the copy of the package that owns it.
+fn panic_for_testing(js: Js, [method, times]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
   let Some(method) = js.short_string(method)? else {
     panic!("panicForTesting");
   };
-  core().panic_for_testing(&method)?;
+  // 1 unless a Number says otherwise.
+  let times = js
+    .f64(times)
+    .map_or(1, |times| times.clamp(0.0, 1e9) as u32);
+  core().panic_for_testing(&method, times)?;
   js.undefined()
 }
 
