@@ -197,6 +197,31 @@ impl AsyncDeadline {
 
 /// A panic in the core's code, caught there: the call did not complete.
 /// (The N-API layer throws it as the JS Error it makes of any panic.)
+///
+/// It does not always mean that nothing happened. What a `Panicked` from
+/// each [`CoreApi`] method may leave behind, and what the caller does:
+/// - `enqueue_async`, `enqueue_sync`: nothing; the waiter was not queued
+///   (every step that can fail comes before it is, and waking the notifier
+///   after it is caught inside). The caller frees what it set aside.
+/// - `notify`: waiters may have been taken off their queue without all
+///   being woken. Not to be retried: a retry could wake more than `count`.
+/// - `withdraw`, `take_back`: the waiter may or may not have left its queue.
+/// - `pass_on`: some of the wake-ups may have gone on. The caller keeps the
+///   keys and tries again later: a wake-up too many beats a lost one.
+/// - `abandon_sync`: the wait is still in the caller's `Option`, for
+///   another try.
+/// - `wait_slice`: likewise, but for a panic while it takes a timed-out
+///   wait off its queue.
+/// - `drain`: the mailbox may still hold what it held, with no signal on
+///   its way (it signals only when it goes from empty to not): the env's
+///   thread signals itself, to drain again.
+/// - `close`: the mailbox may still be open, and deliveries may still use
+///   its signal: the caller must not free what the signal uses. It tries
+///   again, and aborts the process if that fails too.
+/// - the others: nothing to undo.
+///
+/// A panic injected by [`CoreApi::panic_for_testing`] comes before the
+/// method does anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Panicked;
 
@@ -214,8 +239,8 @@ pub type Guarded<T> = Result<T, Panicked>;
 /// and returns [`Panicked`] instead. The closures passed in (the
 /// caller's code) must not panic either. A panic can come only from a bug;
 /// the core's own state is then as the panic left it (the registry's locks
-/// do not poison), and the caller undoes its own part of the call (a slot
-/// it took for a waiter that was not queued, say).
+/// do not poison), and the caller undoes or retries its own part of the
+/// call, as [`Panicked`] says for each method.
 pub trait CoreApi<S>: Sync {
   /// The deadline of an async wait of `timeout_ms` (>= 0), if it has one;
   /// starts the notifier thread for it, which may fail. Call it before
@@ -282,8 +307,9 @@ pub trait CoreApi<S>: Sync {
 
   /// Ends a sync wait whose caller will see no outcome: its waiter leaves
   /// its queue. The key of a wake-up it already got, if one did: for the
-  /// caller to pass on.
-  fn abandon_sync(&'static self, wait: SyncWait) -> Guarded<Option<usize>>;
+  /// caller to pass on. `wait` is taken out only if this returns `Ok`: on [`Panicked`] it is
+  /// still the caller's, to try again (its waiter may still be queued).
+  fn abandon_sync(&'static self, wait: &mut Option<SyncWait>) -> Guarded<Option<usize>>;
 
   /// Moves what was delivered to `env` into `into` (which must be empty).
   fn drain(&'static self, env: &Mailbox<S>, into: &mut Vec<Woken>) -> Guarded<()>;
@@ -358,7 +384,14 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
       }
     });
     if let (true, Some(timer)) = (wake_timer, timer) {
-      timer.wake();
+      // The waiter is queued: a panic here must not reach the caller, who
+      // would take `Panicked` to mean it was not, free its slot, and so
+      // strand the waiter. (Unparking a thread does not panic; should it,
+      // the notifier wakes for its next deadline instead.)
+      let wake = std::panic::AssertUnwindSafe(|| timer.wake());
+      if let Err(payload) = std::panic::catch_unwind(wake) {
+        std::mem::forget(payload); // its Drop could panic, outside the catch
+      }
     }
     enqueued
   }
@@ -407,6 +440,9 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     timeout_ms: f64,
     still_expected: &mut dyn FnMut() -> bool,
   ) -> Option<SyncWait> {
+    // Everything that can fail comes before the waiter is queued: a panic
+    // after that would leave it queued with nobody to end its wait.
+    let deadline = deadline_after(timeout_ms);
     let parker = Arc::new(Parker::new());
     let enqueued = self
       .registry
@@ -418,7 +454,7 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
       key,
       id,
       parker,
-      deadline: deadline_after(timeout_ms),
+      deadline,
     })
   }
 
@@ -447,13 +483,18 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     }
   }
 
-  fn abandon_sync(&'static self, wait: SyncWait) -> Option<usize> {
+  fn abandon_sync(&'static self, wait: &mut Option<SyncWait>) -> Option<usize> {
+    let sync = wait.as_ref()?;
     // Sync timeouts are taken by the waiting thread itself, so a waiter
     // gone from its queue was taken by a notify.
-    match self.registry.remove(wait.key, wait.id) {
+    let unseen = match self.registry.remove(sync.key, sync.id) {
       Some(_) => None,
-      None => Some(wait.key),
-    }
+      None => Some(sync.key),
+    };
+    // Only now: should anything above panic, the wait is still the
+    // caller's, for another try.
+    *wait = None;
+    unseen
   }
 
   fn drain(&'static self, env: &Mailbox<S>, into: &mut Vec<Woken>) {
@@ -548,7 +589,7 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     self.guarded("wait_slice", || Core::wait_slice(self, wait, slice))
   }
 
-  fn abandon_sync(&'static self, wait: SyncWait) -> Guarded<Option<usize>> {
+  fn abandon_sync(&'static self, wait: &mut Option<SyncWait>) -> Guarded<Option<usize>> {
     self.guarded("abandon_sync", || Core::abandon_sync(self, wait))
   }
 

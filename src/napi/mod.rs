@@ -424,8 +424,8 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
   let core = core();
   let code = env::with_state(js, |state| {
     // Only if a previous wait's JS loop was abandoned and `waitAbandon`
-    // could not say so.
-    core.pass_on(&mut state.abandon_sync_wait())?;
+    // could not say so, or could not finish (the core panicked).
+    state.abandon_sync_wait()?;
     // SAFETY: `array`, a JS argument of this call, roots the buffer.
     let mut still_expected = || unsafe { holds(&location, want) };
     let Some(sync) = core.enqueue_sync(location.key, timeout_ms, &mut still_expected)? else {
@@ -481,10 +481,7 @@ fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
 /// leaves its queue, and a wake-up it already got goes on to the next
 /// waiter (see `EnvState::abandon_sync_wait`).
 fn wait_abandon(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  env::with_state(js, |state| {
-    core().pass_on(&mut state.abandon_sync_wait())?;
-    Ok(())
-  })?;
+  env::with_state(js, |state| Ok(state.abandon_sync_wait()?))?;
   js.undefined()
 }
 

@@ -96,7 +96,14 @@ pub const SCOPE_CHUNK: usize = 256;
 fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
   let mut woken = cell.with(|state| {
     let mut woken = std::mem::take(&mut state.spare);
-    super::core().drain(&state.shared, &mut woken)?;
+    if let Err(panicked) = super::core().drain(&state.shared, &mut woken) {
+      // The mailbox may still hold everything, and no signal is on its
+      // way (it signals only when it goes from empty to not): without
+      // one, nothing here would ever settle again. So this thread signals
+      // itself, to try again on a later turn.
+      state.resignal();
+      return Err(panicked.into());
+    }
     Ok(woken)
   })?;
   // Wake-ups of cancelled waiters (see `EnvState::cancelled`): empty, so
