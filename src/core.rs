@@ -204,7 +204,8 @@ impl AsyncDeadline {
 ///   (every step that can fail comes before it is, and waking the notifier
 ///   after it is caught inside). The caller frees what it set aside.
 /// - `notify`: waiters may have been taken off their queue without all
-///   being woken. Not to be retried: a retry could wake more than `count`.
+///   being woken. A retry (lib/atomics.js's slow path makes one) may then
+///   wake more than `count`; none may leave some of them asleep.
 /// - `withdraw`, `take_back`: the waiter may or may not have left its queue.
 /// - `pass_on`: some of the wake-ups may have gone on. The caller keeps the
 ///   keys and tries again later: a wake-up too many beats a lost one.
