@@ -228,15 +228,14 @@ fn a_sync_wait_with_a_zero_timeout_is_still_woken_if_notified_first() {
 fn an_abandoned_sync_wait_that_was_notified_passes_its_wake_up_on() {
   let core = core();
   let env = env();
-  let dying = core
-    .enqueue_sync(KEY, f64::INFINITY, &mut || true)
-    .unwrap()
-    .unwrap();
+  let mut dying = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  assert!(dying.is_some());
   queue(core, &env, 3, f64::INFINITY);
   assert_eq!(core.notify(KEY, 1).unwrap(), 1);
   // The thread never saw its wake-up (it was terminated, say).
-  let unseen = core.abandon_sync(dying).unwrap();
+  let unseen = core.abandon_sync(&mut dying).unwrap();
   assert_eq!(unseen, Some(KEY));
+  assert!(dying.is_none(), "ended");
   core.pass_on(&mut unseen.into_iter()).unwrap();
   let woken = drain(core, &env);
   assert_eq!(woken.iter().map(|w| w.slot).collect::<Vec<_>>(), [3]);
@@ -245,11 +244,9 @@ fn an_abandoned_sync_wait_that_was_notified_passes_its_wake_up_on() {
 #[test]
 fn an_abandoned_sync_wait_not_yet_notified_just_leaves() {
   let core = core();
-  let wait = core
-    .enqueue_sync(KEY, f64::INFINITY, &mut || true)
-    .unwrap()
-    .unwrap();
-  assert_eq!(core.abandon_sync(wait).unwrap(), None);
+  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  assert_eq!(core.abandon_sync(&mut wait).unwrap(), None);
+  assert!(wait.is_none(), "ended");
   assert_eq!(core.waiters(None).unwrap(), 0);
 }
 
@@ -375,13 +372,19 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
   let core = core();
   let env = env();
   queue(core, &env, 0, f64::INFINITY);
-  core.panic_for_testing("notify").unwrap();
+  core.panic_for_testing("notify", 1).unwrap();
   assert_eq!(core.notify(KEY, 1), Err(Panicked));
   assert_eq!(core.waiters(None).unwrap(), 1, "still queued");
   assert_eq!(core.notify(KEY, 1).unwrap(), 1, "only the next call panics");
   assert_eq!(drain(core, &env).len(), 1);
 
-  core.panic_for_testing("enqueue_async").unwrap();
+  core.panic_for_testing("waiters", 2).unwrap();
+  assert_eq!(core.waiters(None), Err(Panicked));
+  assert_eq!(core.deadlines(), Ok(0), "only that method panics");
+  assert_eq!(core.waiters(None), Err(Panicked));
+  assert_eq!(core.waiters(None), Ok(0), "only the next two calls panic");
+
+  core.panic_for_testing("enqueue_async", 1).unwrap();
   let enqueued = core.enqueue_async(KEY, None, &mut || true, &env, 1);
   assert_eq!(enqueued, Err(Panicked));
   assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
@@ -391,9 +394,20 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
 
   // A sync wait whose slice panics is still the caller's, to end.
   let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
-  core.panic_for_testing("wait_slice").unwrap();
+  core.panic_for_testing("wait_slice", 1).unwrap();
   let slice = core.wait_slice(&mut wait, Duration::from_millis(10));
   assert_eq!(slice, Err(Panicked));
-  assert_eq!(core.abandon_sync(wait.unwrap()).unwrap(), None);
+  assert_eq!(core.abandon_sync(&mut wait).unwrap(), None);
+  assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
+
+  // So is one whose abandon panics: it is still queued, and ending it
+  // again takes it off its queue, so that it takes no later wake-up.
+  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  core.panic_for_testing("abandon_sync", 1).unwrap();
+  assert_eq!(core.abandon_sync(&mut wait), Err(Panicked));
+  assert!(wait.is_some(), "still the caller's");
+  assert_eq!(core.waiters(None).unwrap(), 1, "still queued");
+  assert_eq!(core.abandon_sync(&mut wait).unwrap(), None);
+  assert!(wait.is_none(), "ended");
   assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
 }
