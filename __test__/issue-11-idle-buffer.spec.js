@@ -7,43 +7,54 @@
 // that the allocator puts at the same address must get a reference of its
 // own: reusing the empty one would leave a pending waiter's buffer
 // unprotected, its memory freed and its address reused under a live key.
+// Nor may the idle reference, its buffer still alive, serve a wait on
+// another buffer: that one would be held by nothing.
 
 const assert = require('assert');
-const { waitAsync, notify, waitersForTesting } = require('..');
 const { fixture, runNode } = require('./helpers');
 
-const SIZE = 64;
+/** Whether this is Linux with glibc, whose mmap gives a freed range to the next mapping of its size. */
+function isLinuxGlibc() {
+  if (process.platform !== 'linux') return false;
+  try {
+    let report = process.report.getReport();
+    if (typeof report === 'string') report = JSON.parse(report); // Node 12
+    return Boolean(report.header.glibcVersionRuntime);
+  } catch (error) {
+    return false;
+  }
+}
 
 describe('issue 11: the idle buffer reference', function () {
   this.timeout(120000);
 
   (typeof WeakRef === 'function' ? it : it.skip)(
     'a buffer at the address of a collected one is kept alive while its waiter is pending',
-    () => {
+    function () {
       const run = runNode(['--expose-gc', '--single-threaded-gc', fixture('idle-buffer.js')], { timeout: 100000 });
       assert.strictEqual(run.status, 0, run.stderr);
       const result = JSON.parse(run.stdout);
       assert.deepStrictEqual(result.failures, []);
-      // The allocator gave a collected buffer's address to a new one at
-      // least once (else this showed nothing).
-      assert.ok(result.sameAddress > 0, 'no buffer got a collected one\'s address');
       assert.strictEqual(result.pending, 0);
+      // The allocator gave a collected buffer's address to a new one at
+      // least once (else this showed nothing). glibc does, for a buffer
+      // mapped on its own; other allocators need not.
+      if (result.sameAddress === 0 && !isLinuxGlibc()) {
+        console.log(`      skipped: no buffer got a collected one's address (${process.platform}, not glibc)`);
+        this.skip();
+      }
+      assert.ok(result.sameAddress > 0, 'no buffer got a collected one\'s address');
     }
   );
 
-  it('waits on two buffers in turn each hold their own buffer', async () => {
-    const a = new Int32Array(new SharedArrayBuffer(SIZE));
-    const b = new Int32Array(new SharedArrayBuffer(SIZE));
-    for (let round = 0; round < 100; round++) {
-      const pa = waitAsync(a, 1, 0).value;
-      const pb = waitAsync(b, 2, 0).value;
-      assert.strictEqual(notify(a, 1, 1), 1);
-      assert.strictEqual(await pa, 'ok');
-      const pa2 = waitAsync(a, 1, 0).value;
-      assert.strictEqual(notify(b, 2, 1), 1);
-      assert.strictEqual(notify(a, 1, 1), 1);
-      assert.deepStrictEqual(await Promise.all([pa2, pb]), ['ok', 'ok']);
+  (typeof WeakRef === 'function' ? it : it.skip)(
+    'a wait on another buffer than the idle reference\'s, still alive, keeps its own buffer alive',
+    () => {
+      const run = runNode(['--expose-gc', fixture('idle-buffer-other.js')], { timeout: 100000 });
+      assert.strictEqual(run.status, 0, run.stderr);
+      const result = JSON.parse(run.stdout);
+      assert.deepStrictEqual(result.failures, []);
+      assert.strictEqual(result.pending, 0);
     }
-    assert.strictEqual(waitersForTesting().pending, 0);
-  });
+  );
 });
