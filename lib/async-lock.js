@@ -130,8 +130,7 @@ function abortReason(signal) {
 function createAsyncLock({ wait, waitAsync, notify }) {
   /**
    * Takes the lock if it is free (UNLOCKED -> LOCKED), marking this instance
-   * its holder; returns whether it did. tryLock() and the async paths' fast
-   * path (not through tryLock, which a subclass may override).
+   * its holder; returns whether it did (tryLock()).
    */
   function tryTake(lock) {
     if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) !== UNLOCKED) return false;
@@ -149,8 +148,8 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     let released = false;
     const release = () => {
       if (released) return;
+      lock.unlock(); // if it throws, the lock is still held: a retry unlocks
       released = true;
-      lock.unlock();
     };
     reflectDefineProperty(release, 'then', kNoThen);
     if (symbolDispose) release[symbolDispose] = release;
@@ -186,153 +185,131 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     return true;
   }
 
-  /**
-   * The waiting loop of the async methods. `step(woken)` is called first
-   * and after every wake-up; it returns true when done, false to wait on the
-   * value 2 (having made sure the word is 2). Resolves when done; rejects on
-   * the deadline or the signal, and only once nothing of it is left queued.
-   */
-  async function waitLoop(lock, step, ms, signal) {
-    const { i32a, index } = lock;
-    const deadline = ms === Infinity ? Infinity : performance.now() + ms;
-    let queued = false; // one waitAsync of ours is pending
-    let aborted = false;
-    let onAbort = null;
-    if (signal) {
-      onAbort = () => {
-        aborted = true;
-        // No waitAsync can be cancelled, so flush ours out of the queue by
-        // waking every waiter of the word: the others see 2 or 0 again and
-        // re-queue or take the lock (a spurious wake-up, never a lost one;
-        // and a wake-up we took from an unlock is passed on the same way).
-        // We reject once ours has settled, leaving nothing behind.
-        if (queued) notify(i32a, index, Infinity);
-      };
-      signal.addEventListener('abort', onAbort);
-    }
-    try {
-      let woken = false;
-      for (;;) {
-        if (aborted) throw abortReason(signal);
-        if (step(woken)) return;
-        let remaining = Infinity;
-        if (deadline !== Infinity) {
-          remaining = deadline - performance.now();
-          if (remaining <= 0) throw timeoutError(ms);
-        }
-        const result = waitAsync(i32a, index, CONTENDED, remaining);
-        woken = false; // 'not-equal': the word changed, look again
-        if (result.async) {
-          queued = true;
-          let outcome;
-          try {
-            outcome = await ours(result.value);
-          } catch (error) {
-            // Not reached with an intrinsic waitAsync promise. Should it
-            // happen, ours may still be queued with nobody to see its
-            // wake-up: flush it out (as an abort does) and give up.
-            queued = false;
-            notify(i32a, index, Infinity);
-            throw error;
-          }
-          queued = false;
-          woken = outcome === 'ok';
-        }
-      }
-    } finally {
-      if (onAbort) signal.removeEventListener('abort', onAbort);
-    }
-  }
+  // What lockedAsync does once it may go on.
+  const kExecute = 0; // executeLocked: run f holding the lock
+  const kAcquire = 1; // acquire: resolve with a release function
+  const kWaitForUnlock = 2; // waitForUnlock: see the lock free, do not take it
 
   /**
-   * Takes the lock at once if it is free (returns null), or returns a
-   * promise that resolves once this instance holds it. Throws on bad
-   * options, an aborted signal or a zero timeout on a held lock.
+   * executeLocked, acquire and waitForUnlock, in one async frame from the
+   * call to the end. Its only awaits are on waitAsync promises and on f's
+   * result, never on a promise of another frame of the lock's: where
+   * %Promise% could not be found, every await calls the program's
+   * %Promise.prototype.then%, which may throw, and an await of an inner
+   * frame that failed so left that frame running on, to take the lock
+   * after the caller's promise had rejected, for nobody. Here a failed await
+   * is this frame's own exception, and its `finally` releases the lock
+   * whenever `holding` says it took it. Rejects with a timeout or the
+   * signal's reason only once nothing of it is left queued.
    */
-  function acquireOrWait(lock, options) {
-    const { timeout, signal } = validateOptions(options);
-    if (signal && signal.aborted) throw abortReason(signal);
-    if (tryTake(lock)) return null;
-    if (timeout === 0) throw timeoutError(0);
-    return ours(waitToTake(lock, timeout, signal));
-  }
-
-  /** The waiting part of acquireOrWait; never holds the lock when it rejects. */
-  async function waitToTake(lock, timeout, signal) {
-    const { i32a, index } = lock;
-    let took = false;
-    const take = () => {
-      if (Atomics.exchange(i32a, index, CONTENDED) !== UNLOCKED) return false;
-      took = true;
-      lock[kHeld] = true;
-      return true;
-    };
-    try {
-      await ours(waitLoop(lock, take, timeout, signal));
-    } catch (error) {
-      // Taken, then something threw (a signal's removeEventListener):
-      // give it back rather than hold it for good.
-      if (took) lock.unlock();
-      throw error;
-    }
-  }
-
-  /**
-   * executeLocked: runs `f` holding the lock; releases it however f ends.
-   * If the lock is free, f runs before the first await, so before
-   * executeLocked returns.
-   */
-  async function executeLockedAsync(lock, f, options) {
-    if (typeof f !== 'function') {
+  async function lockedAsync(lock, op, f, options) {
+    if (op === kExecute && typeof f !== 'function') {
       throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
     }
-    // Free and no options: taken here, so f runs before the first await.
-    if (!(options === undefined && tryTake(lock))) {
-      const waiting = acquireOrWait(lock, options);
-      if (waiting !== null) await waiting;
-    }
+    const { timeout, signal } = validateOptions(options);
+    if (signal && signal.aborted) throw abortReason(signal);
+    const { i32a, index } = lock;
+    let holding = false; // this frame took the lock and has not handed it on
     try {
+      let free;
+      if (op === kWaitForUnlock) {
+        free = Atomics.load(i32a, index) === UNLOCKED;
+      } else {
+        // Free: taken here, so f runs before the first await.
+        free = holding = Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) === UNLOCKED;
+        if (holding) lock[kHeld] = true;
+      }
+      if (!free) {
+        if (timeout === 0) throw timeoutError(0);
+        const deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
+        let queued = false; // one waitAsync of ours is pending
+        let aborted = false;
+        let onAbort = null;
+        if (signal) {
+          onAbort = () => {
+            aborted = true;
+            // No waitAsync can be cancelled, so flush ours out of the queue
+            // by waking every waiter of the word: the others see 2 or 0
+            // again and re-queue or take the lock (a spurious wake-up, never
+            // a lost one; and a wake-up we took from an unlock is passed on
+            // the same way). We reject once ours has settled, leaving
+            // nothing behind.
+            if (queued) notify(i32a, index, Infinity);
+          };
+          signal.addEventListener('abort', onAbort);
+        }
+        try {
+          let woken = false; // our last wait ended in a wake-up ('ok')
+          for (;;) {
+            if (aborted) throw abortReason(signal);
+            if (op === kWaitForUnlock) {
+              const state = Atomics.load(i32a, index);
+              if (state === UNLOCKED) {
+                // A wake-up we took was meant for a thread that wants the
+                // lock: pass it on, as we leave without taking it.
+                if (woken) notify(i32a, index, 1);
+                break;
+              }
+              // Held: make sure the word says 2 before waiting on it.
+              if (state === LOCKED && Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) !== LOCKED) continue;
+            } else if (Atomics.exchange(i32a, index, CONTENDED) === UNLOCKED) {
+              holding = true;
+              lock[kHeld] = true;
+              break;
+            }
+            let remaining = Infinity;
+            if (deadline !== Infinity) {
+              remaining = deadline - performance.now();
+              if (remaining <= 0) throw timeoutError(timeout); // the word stays 2: one spare notify later
+            }
+            const result = waitAsync(i32a, index, CONTENDED, remaining);
+            woken = false; // 'not-equal': the word changed, look again
+            if (result.async) {
+              queued = true;
+              let outcome;
+              try {
+                outcome = await ours(result.value);
+              } catch (error) {
+                // Only where %Promise% was not found (a `then` that threw),
+                // or out of stack: ours may still be queued with nobody to
+                // see its wake-up. Flush it out (as an abort does), give up.
+                queued = false;
+                notify(i32a, index, Infinity);
+                throw error;
+              }
+              queued = false;
+              woken = outcome === 'ok';
+            }
+          }
+        } finally {
+          // (Should this throw after a take, the outer finally gives the lock back.)
+          if (onAbort) signal.removeEventListener('abort', onAbort);
+        }
+      }
+      if (op === kWaitForUnlock) return undefined;
+      if (op === kAcquire) {
+        const release = makeReleaser(lock);
+        holding = false; // the release function's now
+        return release;
+      }
       const result = f();
       // Possibly a promise or thenable: hold the lock until it settles.
       if (result !== null && (typeof result === 'object' || typeof result === 'function')) return await result;
       return result;
     } finally {
-      lock.unlock(); // an unlock error (misuse) wins over f's outcome
-    }
-  }
-
-  /** acquire(): resolves with a release function once this instance holds the lock. */
-  async function acquireReleaser(lock, options) {
-    const waiting = acquireOrWait(lock, options);
-    if (waiting !== null) await waiting;
-    try {
-      return makeReleaser(lock);
-    } catch (error) {
-      lock.unlock();
-      throw error;
-    }
-  }
-
-  /** waitForUnlock(): resolves, without taking the lock, once it is seen free. */
-  async function waitForUnlockAsync(lock, options) {
-    const { timeout, signal } = validateOptions(options);
-    if (signal && signal.aborted) throw abortReason(signal);
-    const { i32a, index } = lock;
-    if (Atomics.load(i32a, index) === UNLOCKED) return;
-    if (timeout === 0) throw timeoutError(0);
-    const free = (woken) => {
-      for (;;) {
-        const state = Atomics.load(i32a, index);
-        if (state === UNLOCKED) {
-          // A wake-up we took was meant for a thread that wants the lock:
-          // pass it on, as we leave without taking it.
-          if (woken) notify(i32a, index, 1);
-          return true;
+      if (holding) {
+        try {
+          lock.unlock(); // an unlock error (misuse: f unlocked) wins over f's outcome
+        } catch (error) {
+          if (!lock[kHeld]) throw error;
+          // Still held: unlock() threw out of stack (f returned near the
+          // limit). Once more from the bottom of the stack, after an await
+          // (of a non-promise: it calls nothing).
+          await undefined;
+          lock.unlock();
         }
-        if (state === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return false;
       }
-    };
-    await ours(waitLoop(lock, free, timeout, signal));
+    }
   }
 
   /**
@@ -444,17 +421,44 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      */
     unlock() {
       if (!this[kHeld]) throw notHeldError();
-      this[kHeld] = false;
-      const i32a = this.i32a;
-      const index = this.index;
-      const state = Atomics.compareExchange(i32a, index, LOCKED, UNLOCKED);
-      if (state === LOCKED) return;
-      if (state === CONTENDED) {
-        Atomics.store(i32a, index, UNLOCKED); // only the holder moves 2 away
-        notify(i32a, index, 1);
-        return;
+      // Near the stack limit any step here can throw (a property load, an
+      // Atomics call, the notify): the locals say how far it got, and a
+      // throw leaves either the lock still held by this instance (the
+      // caller can retry) or released with its wake-up passed on, never a
+      // free word with a waiter asleep on it.
+      let state = -1; // the word as the compareExchange found it
+      let stored = false;
+      try {
+        const i32a = this.i32a;
+        const index = this.index;
+        state = Atomics.compareExchange(i32a, index, LOCKED, UNLOCKED);
+        if (state === CONTENDED) {
+          Atomics.store(i32a, index, UNLOCKED); // only the holder moves 2 away
+          stored = true;
+          this[kHeld] = false;
+          notify(i32a, index, 1);
+        }
+      } catch (error) {
+        if (!stored) throw error; // nothing was changed: still held
+        // The notify threw after the store: put the wake-up back where the
+        // next unlock finds it, with no call that could throw again. Take
+        // the lock back if it is still free (as 2), so that this throws
+        // with the lock held; or, if another thread took it meanwhile,
+        // make sure the word says 2, so that its unlock notifies: then the
+        // lock was released, and this returns.
+        const i32a = this.i32a;
+        const index = this.index;
+        for (;;) {
+          const now = Atomics.compareExchange(i32a, index, UNLOCKED, CONTENDED);
+          if (now === UNLOCKED) {
+            this[kHeld] = true;
+            throw error;
+          }
+          if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return;
+        }
       }
-      throw notHeldError(); // the word was reset by forceUnlock() meanwhile
+      this[kHeld] = false;
+      if (state !== LOCKED && state !== CONTENDED) throw notHeldError(); // the word was reset by forceUnlock() meanwhile
     }
 
     /** `unlock()` under async-mutex's name. */
@@ -472,7 +476,8 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * with f's result (f may be async) and always releases the lock first,
      * also when f throws or rejects, then rejects with f's error. If the lock
      * is free, f runs at once (before executeLocked returns), as in the post.
-     * Bad arguments reject (TypeError/RangeError); it never throws.
+     * Bad arguments reject (TypeError/RangeError). It throws only when the
+     * call itself cannot start, out of stack, and then has done nothing.
      * `options.timeout` (ms) and `options.signal` bound the wait for the
      * lock: ERR_ASYNC_LOCK_TIMEOUT, or the signal's reason; f does not run.
      *
@@ -482,7 +487,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {Promise<T>}
      */
     executeLocked(f, options) {
-      return executeLockedAsync(this, f, options);
+      return lockedAsync(this, kExecute, f, options);
     }
 
     /** `executeLocked(f, options)` under async-mutex's name. */
@@ -501,7 +506,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {Promise<() => void>}
      */
     acquire(options) {
-      return acquireReleaser(this, options);
+      return lockedAsync(this, kAcquire, undefined, options);
     }
 
     /**
@@ -524,7 +529,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {Promise<void>}
      */
     waitForUnlock(options) {
-      return waitForUnlockAsync(this, options);
+      return lockedAsync(this, kWaitForUnlock, undefined, options);
     }
 
     /**
@@ -537,9 +542,33 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {boolean}
      */
     forceUnlock() {
-      this[kHeld] = false;
-      const state = Atomics.exchange(this.i32a, this.index, UNLOCKED);
-      notify(this.i32a, this.index, Infinity);
+      const held = this[kHeld];
+      let state = -1; // the word as the exchange found it
+      let i32a, index;
+      try {
+        i32a = this.i32a;
+        index = this.index;
+        state = Atomics.exchange(i32a, index, UNLOCKED);
+        this[kHeld] = false;
+        notify(i32a, index, Infinity);
+      } catch (error) {
+        // As in unlock(): near the stack limit. If the word was freed here
+        // and the notify threw, put the lock back (held, as 2) if it is
+        // still free, so that this throws having changed nothing; or, if a
+        // thread took it meanwhile, make sure its unlock notifies.
+        if (state === -1 || state === UNLOCKED) {
+          this[kHeld] = held;
+          throw error;
+        }
+        for (;;) {
+          const now = Atomics.compareExchange(i32a, index, UNLOCKED, CONTENDED);
+          if (now === UNLOCKED) {
+            this[kHeld] = held;
+            throw error;
+          }
+          if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return true;
+        }
+      }
       return state !== UNLOCKED;
     }
   }

@@ -150,8 +150,11 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
   /// The notifier thread's expire callback: whichever deadline's waiter is
   /// still queued has timed out; the others were notified and are skipped.
   fn expire(&'static self, due: &mut Due<Deadline>) {
-    // Taken one at a time: if anything panics, the deadlines not taken yet
-    // go back to the notifier (see `handshake::Due`).
+    // Every due waiter is taken off its queue first, one at a time: if a
+    // removal panics, the deadlines not taken yet go back to the notifier
+    // (see `handshake::Due`). Then they are woken: a panic in `wake` (only
+    // a Signal that broke its must-not-panic contract) loses every waiter
+    // of this batch not yet delivered, with its outcome.
     let timed_out: Vec<(usize, WaiterId, Waiter<S>)> = due
       .filter_map(|d| self.registry.remove(d.key, d.id).map(|w| (d.key, d.id, w)))
       .collect();

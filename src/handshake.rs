@@ -133,7 +133,8 @@ pub trait Port {
 /// The deadlines that have come due, handed to the expire callback, which
 /// takes them one at a time (it is an iterator, earliest first). Those it
 /// has not taken when it panics go back to the loop, which hands them over
-/// again; those it leaves when it returns normally are dropped.
+/// again (but for the first, dropped, when it panicked having taken none);
+/// those it leaves when it returns normally are dropped.
 pub struct Due<T> {
   items: VecDeque<((u64, u64), T)>,
 }
@@ -154,7 +155,8 @@ impl<T> ExactSizeIterator for Due<T> {}
 
 /// The notifier thread's loop: reads every message, hands every deadline
 /// that has passed to `on_expire` (earliest first; a panic in it is
-/// caught, and what it had not taken yet is handed over again), then
+/// caught, and what it had not taken yet is handed over again, but for
+/// the first if it took none: each round makes progress), then
 /// sleeps until the earliest deadline left, through the handshake. Returns
 /// once [`Port::alone`].
 pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(&mut Due<P::Item>)) {
@@ -190,6 +192,7 @@ pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(&
     }
     port.held(deadlines.len());
     if !due.items.is_empty() {
+      let handed = due.items.len();
       // A panic ends this call only, not the thread (a dead notifier would
       // never time anything out again), and loses nothing the callback
       // had not taken: that goes back, to be handed over next time round.
@@ -199,6 +202,13 @@ pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(&
         // Its Drop could panic, outside any catch: leak it (a few bytes,
         // once per panic) rather than let it end the thread.
         std::mem::forget(payload);
+        if due.items.len() == handed {
+          // It panicked before taking even the first: handed over again,
+          // the same batch would panic again at once, forever. Drop the
+          // first (its deadline never fires), so that each round makes
+          // progress.
+          due.items.pop_front();
+        }
         deadlines.extend(due.items);
       }
       continue; // time passed in on_expire: look again before sleeping

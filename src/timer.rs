@@ -640,6 +640,51 @@ mod tests {
     }
   }
 
+  /// Review F5: a callback that panicked before taking anything got the
+  /// same batch back at once, and panicked again, forever (4,577 calls in
+  /// 200 ms for one deadline).
+  #[test]
+  fn a_callback_that_panics_before_taking_anything_makes_progress() {
+    let (tx, rx) = unbounded();
+    let (open, gate) = unbounded::<()>();
+    let (entered, at_gate) = unbounded::<()>();
+    let mut calls = 0;
+    let timer = Timer::start(move |due: &mut Due<Deadline>| {
+      calls += 1;
+      if calls == 1 {
+        // Held at the gate, so that the next three come in one batch.
+        entered.send(()).unwrap();
+        gate.recv().unwrap();
+      } else if calls <= 4 {
+        // Panics before taking anything (reports what it was handed).
+        let ids = due.len();
+        let _ = tx.send(ids);
+        panic!("the expire callback panics before taking anything (on purpose, in this test)");
+      } else {
+        let _ = tx.send(100 + due.map(|d| d.id as usize).sum::<usize>());
+      }
+    })
+    .unwrap();
+    let base = Instant::now();
+    timer.add(deadline(0, 0, base));
+    at_gate.recv().unwrap();
+    for id in 1..=3 {
+      timer.add(deadline(0, id, base));
+    }
+    open.send(()).unwrap();
+    let next = || {
+      rx.recv_timeout(Duration::from_secs(5))
+        .expect("the expire callback was called")
+    };
+    // One fewer each round: the first of each failed batch is dropped.
+    assert_eq!(next(), 3);
+    assert_eq!(next(), 2);
+    assert_eq!(next(), 1);
+    // Nothing left to hand over; the thread lives on.
+    timer.add(deadline(0, 7, base));
+    assert_eq!(next(), 107);
+  }
+
   #[test]
   fn a_panic_loses_no_deadline_the_callback_had_not_taken() {
     let (tx, rx) = unbounded();

@@ -1,0 +1,183 @@
+'use strict';
+// No way out of executeLocked / acquire / waitForUnlock leaves the lock taken
+// for nobody, or a waiter of theirs queued with nobody listening.
+//
+// Review (F1): where %Promise% cannot be found (globalThis.Promise and
+// Promise.prototype.constructor both replaced before the package loads),
+// every await calls the program's %Promise.prototype.then%. The lock awaited
+// its own inner async frames; a `then` that threw on its 2nd or 3rd call
+// rejected the caller's promise while the inner frame waited on, and later
+// took the lock (held for good, by nobody). (F6): no test failed when the
+// flush of the waiter whose await failed, or the give-back of a lock taken
+// before a signal's removeEventListener threw, or of one taken before the
+// release function could be made, was removed.
+
+const assert = require('assert');
+const { Worker } = require('worker_threads');
+const { AsyncLock, waitersForTesting } = require('..');
+const { root, until } = require('./helpers');
+
+// Runs in a worker (the replaced globals stay there). For each op and each
+// n, another instance holds the lock, the op is called with a `then` that
+// throws on its n-th call from then on, the holder unlocks once the op's
+// microtasks have run, and the report says how the op ended, whether its
+// waiter was left queued when it rejected, and whether the lock is free
+// once every wait of this thread has settled. Awaits nothing while `then`
+// may throw (the harness would count).
+const source = `
+  const { parentPort, workerData } = require('worker_threads');
+  const proto = Object.getPrototypeOf((async () => {})());
+  const originalThen = proto.then;
+  globalThis.Promise = Promise.prototype.constructor = function Promise() { throw new Error('not this one'); };
+  const { AsyncLock, waitersForTesting } = require(workerData.root);
+  let calls = 0;
+  let failAt = 0;
+  proto.then = function (onFulfilled, onRejected) {
+    if (failAt !== 0 && ++calls === failAt) throw new Error('then #' + failAt);
+    return originalThen.call(this, onFulfilled, onRejected);
+  };
+  const cases = [];
+  for (const op of ['executeLocked', 'acquire', 'waitForUnlock']) for (const n of [1, 2, 3]) cases.push([op, n]);
+  const reports = {};
+  const next = () => {
+    if (cases.length === 0) return parentPort.postMessage(reports);
+    const [op, n] = cases.shift();
+    const lock = new AsyncLock();
+    const holder = new AsyncLock(lock.sab);
+    const queued = () => waitersForTesting(lock.i32a, 0);
+    holder.tryLock();
+    const report = { outcome: 'pending' };
+    reports[op + ', then #' + n + ' throws'] = report;
+    calls = 0;
+    failAt = n;
+    const promise = op === 'executeLocked' ? lock.executeLocked(() => 'ran') : lock[op]();
+    originalThen.call(
+      promise,
+      (value) => {
+        report.outcome = 'resolved ' + typeof value;
+        if (typeof value === 'function') value();
+      },
+      (error) => {
+        report.outcome = 'rejected: ' + error.message;
+        report.queuedWhenRejected = queued().registry;
+      }
+    );
+    setImmediate(() => {
+      failAt = 0;
+      holder.unlock();
+      const settled = () => {
+        if (queued().pending !== 0) return setImmediate(settled);
+        // One more turn: every microtask of a settled wait has run.
+        setImmediate(() => {
+          report.lockedAfter = lock.isLocked();
+          report.queuedAfter = queued().registry;
+          next();
+        });
+      };
+      settled();
+    });
+  };
+  next();
+`;
+
+describe('AsyncLock: nothing taken or queued for nobody (review F1, F6)', function () {
+  this.timeout(60000);
+
+  it('without %Promise%, a then that throws on any call: the lock ends free, nothing queued', async () => {
+    const worker = new Worker(source, { eval: true, workerData: { root } });
+    try {
+      const reports = await new Promise((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      const expected = {};
+      for (const op of ['executeLocked', 'acquire', 'waitForUnlock']) {
+        // The one await on the waitAsync promise calls then once: the 1st
+        // call throws, and the waiter is flushed out before the rejection.
+        expected[`${op}, then #1 throws`] = {
+          outcome: 'rejected: then #1',
+          queuedWhenRejected: 0,
+          lockedAfter: false,
+          queuedAfter: 0,
+        };
+        // No 2nd or 3rd call: the op waits on, takes the lock when it is
+        // unlocked, and gives it back.
+        for (const n of [2, 3]) {
+          expected[`${op}, then #${n} throws`] = {
+            outcome: { executeLocked: 'resolved string', acquire: 'resolved function', waitForUnlock: 'resolved undefined' }[op],
+            lockedAfter: false,
+            queuedAfter: 0,
+          };
+        }
+      }
+      assert.deepStrictEqual(reports, expected);
+    } finally {
+      await worker.terminate();
+    }
+  });
+
+  /** A lock another instance holds, and the holder. */
+  function held() {
+    const lock = new AsyncLock();
+    const holder = new AsyncLock(lock.sab);
+    assert.ok(holder.tryLock());
+    return { lock, holder };
+  }
+  const queued = (lock) => waitersForTesting(lock.i32a, 0).registry;
+
+  for (const op of ['executeLocked', 'acquire']) {
+    it(`${op}: a signal whose removeEventListener throws after the take: the lock is given back`, async () => {
+      const { lock, holder } = held();
+      const failure = new Error('removeEventListener failed');
+      const signal = {
+        aborted: false,
+        addEventListener() {},
+        removeEventListener() {
+          throw failure;
+        },
+      };
+      let ran = false;
+      const promise =
+        op === 'executeLocked'
+          ? lock.executeLocked(() => {
+              ran = true;
+            }, { signal })
+          : lock.acquire({ signal });
+      await until(() => queued(lock) === 1, 'the op queued');
+      holder.unlock();
+      await assert.rejects(promise, (error) => error === failure);
+      assert.strictEqual(ran, false);
+      assert.strictEqual(lock.isLocked(), false);
+      assert.strictEqual(queued(lock), 0);
+    });
+  }
+
+  for (const state of ['free', 'held']) {
+    it(`acquire on a ${state} lock: if the release function cannot be made, the lock is given back`, async function () {
+      if (typeof Symbol.dispose !== 'symbol') this.skip();
+      const failure = new Error('no dispose here');
+      // makeReleaser sets release[Symbol.dispose]: a setter that throws.
+      Object.defineProperty(Function.prototype, Symbol.dispose, {
+        configurable: true,
+        set() {
+          throw failure;
+        },
+      });
+      try {
+        const lock = new AsyncLock();
+        let holder = null;
+        if (state === 'held') holder = held().holder;
+        const target = holder ? new AsyncLock(holder.sab) : lock;
+        const promise = target.acquire();
+        if (holder) {
+          await until(() => queued(target) === 1, 'acquire queued');
+          holder.unlock();
+        }
+        await assert.rejects(promise, (error) => error === failure);
+        assert.strictEqual(target.isLocked(), false);
+      } finally {
+        delete Function.prototype[Symbol.dispose];
+      }
+    });
+  }
+});

@@ -1,0 +1,172 @@
+'use strict';
+// AsyncLock near the stack limit, where any call can throw a RangeError.
+//
+// Review (F2): a contended unlock() stored 0 and then called notify; at the
+// limit the notify chain (index.js's wrapper, the skipping notify, the
+// binding) threw after the store: the lock was free while its queued waiter
+// slept on, woken by nobody. forceUnlock() and executeLocked's own unlock
+// had the same order. (F3): the release function marked itself released
+// before unlock(), so when unlock threw, every retry did nothing and the
+// lock stayed held.
+//
+// Each case runs the call at every depth in a range that reaches from "the
+// call cannot even start" to "it all fits", with a waiter queued behind the
+// holder. A throw must leave the lock held by the caller, who can retry; a
+// return must leave the waiter woken (off the registry's queue).
+
+const assert = require('assert');
+const api = require('..');
+const { createAsyncLock } = require('../lib/async-lock');
+const { until } = require('./helpers');
+
+const { AsyncLock, waitersForTesting } = api;
+
+/**
+ * Calls `trial(shift)` (an async function returning what the call did: 'ok'
+ * or an error's name) at depths `shift` frames of `rec` above exhaustion:
+ * coarsely upwards until the call fits, then every depth from well below
+ * that to above it, where it starts to fit in parts. Returns the tally.
+ */
+async function scan(trial) {
+  let fits = 0;
+  while ((await trial(fits)) !== 'ok') {
+    fits += 16;
+    if (fits > 4000) throw new Error('the call never fit');
+  }
+  const outs = {};
+  for (let shift = Math.max(0, fits - 128); shift < fits + 64; shift++) {
+    const out = await trial(shift);
+    outs[out] = (outs[out] || 0) + 1;
+  }
+  return outs;
+}
+
+/** Runs `action` `shift` frames above stack exhaustion; 'ok' or the error's name. */
+function atDepth(shift, action) {
+  let target = -1;
+  let out = null;
+  function rec(n) {
+    try {
+      rec(n + 1);
+    } catch (_) {
+      if (target < 0) target = n - shift;
+    }
+    if (n === target && out === null) {
+      try {
+        action();
+        out = 'ok';
+      } catch (error) {
+        out = error.name;
+      }
+    }
+  }
+  rec(0);
+  return out;
+}
+
+const queued = (lock) => waitersForTesting(lock.i32a, lock.index).registry;
+
+describe('AsyncLock near the stack limit (review F2, F3)', function () {
+  this.timeout(60000);
+
+  for (const kind of ['unlock', 'release', 'forceUnlock']) {
+    it(`a contended ${kind}() that throws leaves the lock held; one that returns woke the waiter`, async () => {
+      const outs = await scan(async (shift) => {
+        const lock = new AsyncLock();
+        const holder = new AsyncLock(lock.sab);
+        const release = holder.lockGuard();
+        const waiter = lock.acquire();
+        assert.strictEqual(queued(lock), 1);
+        const call =
+          kind === 'unlock' ? () => holder.unlock() : kind === 'release' ? release : () => holder.forceUnlock();
+        const out = atDepth(shift, call);
+        if (out !== 'ok') {
+          assert.strictEqual(out, 'RangeError');
+          // Still held, the waiter still queued: a retry from here releases it.
+          assert.deepStrictEqual([shift, Atomics.load(lock.i32a, 0), queued(lock)], [shift, AsyncLock.CONTENDED, 1]);
+          call();
+        }
+        assert.deepStrictEqual([shift, queued(lock)], [shift, 0], `after ${out}: the waiter was not woken`);
+        (await waiter)();
+        return out;
+      });
+      // The range reached from "nothing fits" to "all fits".
+      assert.ok(outs.ok > 0 && outs.RangeError > 0, JSON.stringify(outs));
+    });
+  }
+
+});
+
+// The same, deterministically: a notify that throws once, as the chain does
+// near the stack limit. executeLocked's own unlock in its `finally` did not
+// reach the limit in any depth tried (its call needs more stack than the
+// unlock), so it is tested this way only.
+describe('AsyncLock when the notify of an unlock throws (review F2, F3)', function () {
+  let failures = 0; // how many notify calls to fail next
+  const AsyncLock = createAsyncLock({
+    wait: api.wait,
+    waitAsync: api.waitAsync,
+    notify(...args) {
+      if (failures > 0) {
+        failures--;
+        throw new RangeError('Maximum call stack size exceeded');
+      }
+      return api.notify(...args);
+    },
+  });
+  const queuedOn = (lock, n) => until(() => queued(lock) === n, `${n} queued`);
+
+  /** A lock another instance holds, with `lock.acquire()` queued behind it. */
+  async function contended() {
+    const lock = new AsyncLock();
+    const holder = new AsyncLock(lock.sab);
+    const release = holder.lockGuard();
+    const waiter = lock.acquire();
+    await queuedOn(lock, 1);
+    return { lock, holder, release, waiter };
+  }
+
+  afterEach(() => {
+    failures = 0;
+  });
+
+  for (const kind of ['unlock', 'release', 'forceUnlock']) {
+    it(`${kind}() throws with the lock still held and the waiter queued; a retry wakes it`, async () => {
+      const { lock, holder, release, waiter } = await contended();
+      const call = kind === 'unlock' ? () => holder.unlock() : kind === 'release' ? release : () => holder.forceUnlock();
+      failures = 1;
+      assert.throws(call, RangeError);
+      assert.strictEqual(Atomics.load(lock.i32a, 0), AsyncLock.CONTENDED);
+      assert.strictEqual(queued(lock), 1);
+      call();
+      assert.strictEqual(queued(lock), 0);
+      (await waiter)();
+      assert.strictEqual(lock.isLocked(), false);
+    });
+  }
+
+  it("executeLocked's unlock that throws is retried after an await: f's result, the waiter woken", async () => {
+    const lock = new AsyncLock();
+    const other = new AsyncLock(lock.sab);
+    let waiter;
+    const result = await lock.executeLocked(async () => {
+      waiter = other.acquire();
+      await queuedOn(lock, 1);
+      failures = 1;
+      return 'ran';
+    });
+    assert.strictEqual(result, 'ran');
+    assert.strictEqual(failures, 0); // the first notify did fail
+    (await waiter)();
+    assert.strictEqual(lock.isLocked(), false);
+  });
+
+  it("executeLocked's unlock error still wins when f itself unlocked (misuse)", async () => {
+    const lock = new AsyncLock();
+    await assert.rejects(
+      lock.executeLocked(() => lock.unlock()),
+      { code: 'ERR_ASYNC_LOCK_NOT_HELD' }
+    );
+    assert.strictEqual(lock.isLocked(), false);
+  });
+});
