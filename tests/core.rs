@@ -10,6 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use atomics_waitasync::core::{Core, CoreApi, Slice};
+use atomics_waitasync::parker::Parker;
 use atomics_waitasync::registry::Enqueued;
 use atomics_waitasync::wake::{Cancelled, Mailbox, Settled, Signal, Woken};
 
@@ -33,6 +34,11 @@ const KEY: usize = 0x1000;
 /// process), leaked: the notifier thread needs it for good.
 fn core() -> &'static Api {
   Box::leak(Box::new(Core::<Signals>::new(|| {})))
+}
+
+/// A thread's parker, for one test's sync waits.
+fn parker() -> Arc<Parker> {
+  Arc::new(Parker::new())
 }
 
 fn env() -> Env {
@@ -132,7 +138,7 @@ fn the_value_check_runs_under_the_lock_and_a_failed_one_queues_nothing() {
   assert_eq!(enqueued, Enqueued::NotEqual);
   assert_eq!(core.waiters(None), 0);
   assert!(core
-    .enqueue_sync(KEY, f64::INFINITY, &mut || false)
+    .enqueue_sync(KEY, f64::INFINITY, &mut || false, &parker())
     .is_none());
   assert_eq!(core.waiters(None), 0);
 }
@@ -154,7 +160,7 @@ fn a_notifier_that_cannot_start_fails_the_wait_before_anything_is_queued() {
 #[test]
 fn a_sync_wait_is_woken_by_a_notify_from_another_thread() {
   let core = core();
-  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true);
+  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker());
   assert!(wait.is_some());
   let notifier = thread::spawn(move || {
     while core.notify(KEY, 1) == 0 {
@@ -181,7 +187,7 @@ fn a_sync_wait_is_woken_by_a_notify_from_another_thread() {
 #[test]
 fn a_sync_wait_times_out_and_leaves_its_queue() {
   let core = core();
-  let mut wait = core.enqueue_sync(KEY, 1.0, &mut || true);
+  let mut wait = core.enqueue_sync(KEY, 1.0, &mut || true, &parker());
   let end = loop {
     match core.wait_slice(&mut wait, Duration::from_millis(10)) {
       Some(Slice::Pending) => continue,
@@ -197,7 +203,7 @@ fn a_sync_wait_times_out_and_leaves_its_queue() {
 #[test]
 fn a_sync_wait_with_a_zero_timeout_is_still_woken_if_notified_first() {
   let core = core();
-  let mut wait = core.enqueue_sync(KEY, 0.0, &mut || true);
+  let mut wait = core.enqueue_sync(KEY, 0.0, &mut || true, &parker());
   assert_eq!(core.notify(KEY, 1), 1);
   // Its deadline has passed, but the notify owns the outcome.
   let end = core.wait_slice(&mut wait, Duration::from_millis(10));
@@ -208,7 +214,9 @@ fn a_sync_wait_with_a_zero_timeout_is_still_woken_if_notified_first() {
 fn an_abandoned_sync_wait_that_was_notified_passes_its_wake_up_on() {
   let core = core();
   let env = env();
-  let dying = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  let dying = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap();
   queue(core, &env, 3, f64::INFINITY);
   assert_eq!(core.notify(KEY, 1), 1);
   // The thread never saw its wake-up (it was terminated, say).
@@ -219,10 +227,49 @@ fn an_abandoned_sync_wait_that_was_notified_passes_its_wake_up_on() {
   assert_eq!(woken.iter().map(|w| w.slot).collect::<Vec<_>>(), [3]);
 }
 
+/// A thread reuses one parker for all its sync waits: a wait that a
+/// notify woke, or that was abandoned after a notify took it, leaves
+/// nothing behind that ends the next wait early.
+#[test]
+fn a_reused_parker_starts_each_wait_unwoken() {
+  let core = core();
+  let parker = parker();
+  let mut woken = core.enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker);
+  assert_eq!(core.notify(KEY, 1), 1);
+  assert_eq!(
+    core.wait_slice(&mut woken, Duration::from_millis(10)),
+    Some(Slice::Woken { key: KEY })
+  );
+  let mut next = core.enqueue_sync(KEY, 1.0, &mut || true, &parker);
+  let end = loop {
+    match core.wait_slice(&mut next, Duration::from_millis(10)) {
+      Some(Slice::Pending) => continue,
+      other => break other,
+    }
+  };
+  assert_eq!(end, Some(Slice::TimedOut), "after a woken wait");
+  let abandoned = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker)
+    .unwrap();
+  assert_eq!(core.notify(KEY, 1), 1);
+  assert_eq!(core.abandon_sync(abandoned), Some(KEY));
+  let mut next = core.enqueue_sync(KEY, 1.0, &mut || true, &parker);
+  let end = loop {
+    match core.wait_slice(&mut next, Duration::from_millis(10)) {
+      Some(Slice::Pending) => continue,
+      other => break other,
+    }
+  };
+  assert_eq!(end, Some(Slice::TimedOut), "after an abandoned wait");
+  assert_eq!(core.waiters(None), 0);
+}
+
 #[test]
 fn an_abandoned_sync_wait_not_yet_notified_just_leaves() {
   let core = core();
-  let wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  let wait = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap();
   assert_eq!(core.abandon_sync(wait), None);
   assert_eq!(core.waiters(None), 0);
 }

@@ -20,6 +20,7 @@ use super::core;
 use super::ffi::{check, Failure, Js, NResult};
 use crate::core::SyncWait;
 use crate::deadline::When;
+use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
 use crate::wake::{Cancelled, Mailbox, Signal, Woken};
@@ -139,6 +140,9 @@ pub struct EnvState {
   refed: bool,
   /// The sync `wait` in progress on this thread, kept between slices.
   pub sync_wait: Option<SyncWait>,
+  /// This thread's parker, reused by each of its sync waits: a wait
+  /// allocates nothing (see `crate::parker`).
+  pub parker: Arc<Parker>,
   /// The key of this thread's last sync wait that ended in "ok", until
   /// JS confirms (`waitDone`) that it got past its interrupt point with it:
   /// if the thread is terminated first, the wake-up never reached the
@@ -240,6 +244,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     keep_alive: true,
     refed: false,
     sync_wait: None,
+    parker: Arc::new(Parker::new()),
     unseen_wake: None,
   }))));
   // SAFETY: cell is alive until the cleanup hook frees it, which aborts

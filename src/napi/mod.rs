@@ -373,7 +373,9 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
     core.pass_on(&mut state.abandon_sync_wait());
     // SAFETY: `array`, a JS argument of this call, roots the buffer.
     let mut still_expected = || unsafe { holds(&location, want) };
-    let Some(sync) = core.enqueue_sync(location.key, timeout_ms, &mut still_expected) else {
+    let Some(sync) =
+      core.enqueue_sync(location.key, timeout_ms, &mut still_expected, &state.parker)
+    else {
       return Ok(code::NOT_EQUAL);
     };
     state.sync_wait = Some(sync);
