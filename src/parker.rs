@@ -19,8 +19,8 @@
 //! `unpark` swaps in `WOKEN` and makes the wake-up system call only when
 //! it swapped out `PARKED`: a waiter still spinning costs its notifier no
 //! system call. Before sleeping, a waiter spins a few rounds on the word
-//! (yielding its core between looks, so that the thread it waits for can
-//! run there).
+//! ([`Parker::spin`]: yielding its core between looks, so that the thread
+//! it waits for can run there).
 //!
 //! **Reuse.** A notify's `unpark` runs after the registry's lock is gone, so
 //! it may come late; [`reset`](Parker::reset) must not undo it, or the next
@@ -92,8 +92,9 @@ impl Parker {
     self.state.word().load(Ordering::Acquire) == WOKEN
   }
 
-  /// Spins a few rounds on the word: whether an unpark came meanwhile.
-  fn spin(&self) -> bool {
+  /// Spins a few rounds on the word, before sleeping: whether an unpark
+  /// came meanwhile.
+  pub fn spin(&self) -> bool {
     for round in 0..SPIN_ROUNDS {
       if self.woken() {
         return true;
@@ -115,11 +116,9 @@ impl Parker {
     }
   }
 
-  /// Sleeps until woken or until `until`, whichever comes first.
+  /// Sleeps until woken or until `until`, whichever comes first (no spin:
+  /// see [`spin`](Self::spin)).
   pub fn park_until(&self, until: Instant) -> ParkState {
-    if self.spin() {
-      return ParkState::Woken;
-    }
     while self.announce_sleep() {
       if self.state.wait(PARKED, Some(until)) == Waited::TimedOut {
         break;

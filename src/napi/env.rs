@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 use napi::sys;
@@ -144,10 +145,17 @@ pub struct EnvState {
   /// allocates nothing (see `crate::parker`).
   pub parker: Arc<Parker>,
   /// The key of this thread's last sync wait that ended in "ok", until
-  /// JS confirms (`waitDone`) that it got past its interrupt point with it:
-  /// if the thread is terminated first, the wake-up never reached the
-  /// caller, and the teardown passes it on.
+  /// JS confirms that it got past its interrupt point with it (by writing
+  /// 0 into `wake_unconfirmed`, or else by calling `waitDone`): if the
+  /// thread is terminated first, the wake-up never reached the caller, and
+  /// the teardown passes it on.
   pub unseen_wake: Option<usize>,
+  /// 1 while `unseen_wake` is unconfirmed; JS writes 0 (lib/atomics.js,
+  /// through the `waitSeen` buffer over it) where it used to call
+  /// `waitDone`: one native call fewer per sync wait. Only this env's
+  /// thread reads or writes it. `None` where external buffers are not
+  /// allowed: JS then calls `waitDone`.
+  pub wake_unconfirmed: Option<Arc<AtomicI32>>,
 }
 
 struct BufferRef {
@@ -195,7 +203,20 @@ impl EnvState {
       .sync_wait
       .take()
       .and_then(|sync| core().abandon_sync(sync));
-    unseen.into_iter().chain(self.unseen_wake.take())
+    let confirmed = self
+      .wake_unconfirmed
+      .as_ref()
+      .is_some_and(|word| word.load(Ordering::Relaxed) == 0);
+    let unseen_wake = self.unseen_wake.take().filter(|_| !confirmed);
+    unseen.into_iter().chain(unseen_wake)
+  }
+
+  /// A sync wait ended in "ok" on `key`: unconfirmed until JS says so.
+  pub fn woken(&mut self, key: usize) {
+    self.unseen_wake = Some(key);
+    if let Some(word) = &self.wake_unconfirmed {
+      word.store(1, Ordering::Relaxed);
+    }
   }
 
   /// Refs the TSFN while there is something pending and keep-alive is on,
@@ -246,6 +267,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     sync_wait: None,
     parker: Arc::new(Parker::new()),
     unseen_wake: None,
+    wake_unconfirmed: None,
   }))));
   // SAFETY: cell is alive until the cleanup hook frees it, which aborts
   // the TSFN first.

@@ -402,7 +402,7 @@ fn park_slice(core: &'static Core, state: &mut env::EnvState) -> f64 {
   match core.wait_slice(&mut state.sync_wait, SYNC_SLICE) {
     None => code::OK,
     Some(Slice::Woken { key }) => {
-      state.unseen_wake = Some(key);
+      state.woken(key);
       code::OK
     }
     Some(Slice::TimedOut) => code::TIMED_OUT,
@@ -412,7 +412,7 @@ fn park_slice(core: &'static Core, state: &mut env::EnvState) -> f64 {
 
 /// `waitDone()`: the sync wait that just returned "ok" got past its
 /// interrupt point, so its wake-up reached the caller (see
-/// `EnvState::unseen_wake`).
+/// `EnvState::unseen_wake`). Only where there is no `waitSeen` buffer.
 fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
   env::with_state(js, |state| {
     state.unseen_wake = None;
@@ -545,6 +545,19 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   ];
   for (name, callback) in functions {
     js.set_function(exports.raw(), name, callback)
+      .map_err(to_napi)?;
+  }
+  // This env's "the woken outcome reached JS" word (`EnvState::wake_unconfirmed`).
+  // Left out where external buffers are not allowed: JS then calls
+  // `waitDone`.
+  let word = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+  if let Ok(buffer) = js.word_arraybuffer(&word) {
+    env::with_state(js, |state| {
+      state.wake_unconfirmed = Some(word);
+      Ok(())
+    })
+    .map_err(to_napi)?;
+    js.set_named(exports.raw(), "waitSeen", buffer)
       .map_err(to_napi)?;
   }
   // The registry's "may be waiting" counts, for notify to read without a
