@@ -18,9 +18,8 @@
 //!
 //! `unpark` swaps in `WOKEN` and makes the wake-up system call only when
 //! it swapped out `PARKED`: a waiter still spinning costs its notifier no
-//! system call. Before sleeping, a waiter spins a few rounds on the word
-//! ([`Parker::spin`]: yielding its core between looks, so that the thread
-//! it waits for can run there).
+//! system call. Before sleeping, a waiter looks at the word a few times
+//! ([`Parker::spin`]; how long is `crate::sync::SPIN_ROUNDS`).
 //!
 //! **Reuse.** A notify's `unpark` runs after the registry's lock is gone, so
 //! it may come late; [`reset`](Parker::reset) must not undo it, or the next
