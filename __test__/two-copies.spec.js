@@ -151,11 +151,36 @@ describe('issue: two copies of the package in one process', function () {
     assert.deepStrictEqual(report.end, [empty, empty]);
   });
 
-  it('two workers loading the two copies at the same moment end up on one core', async () => {
+  it("a panic in the owner's core, in a call through the other copy, throws an Error there and loses nothing", async () => {
+    // Each copy has its own panic runtime: a panic unwinding from the
+    // owner's code into the other copy's frames aborted the process.
+    const [a, b] = twoCopies();
+    const report = await run('panicInOwner', a, b);
+    const panicked = { name: 'Error', message: 'atomics-waitasync: internal error (panic in the addon)' };
+    assert.deepStrictEqual(report.notifyError, panicked);
+    assert.strictEqual(report.stillQueued, 1, 'the waiter is still queued');
+    assert.deepStrictEqual([report.wokenByB, report.first], [1, 'ok']);
+    assert.deepStrictEqual(report.waitAsyncError, panicked);
+    assert.deepStrictEqual(report.afterWaitAsync, empty, 'nothing queued or pending');
+    assert.deepStrictEqual([report.wokenByA, report.second], [1, 'ok']);
+    assert.deepStrictEqual(report.end, [empty, empty]);
+  });
+
+  it('several threads using both copies for the first time at once: every waiter is woken through the other copy', async () => {
     const [a, b] = twoCopies();
     for (let round = 0; round < 3; round++) {
       const report = await run('concurrentFirstUse', a, b);
-      assert.deepStrictEqual(report, { woken: 1, value: 'ok' }, `round ${round}`);
+      assert.deepStrictEqual(
+        report,
+        {
+          hasKit: Array(4).fill([true, true]),
+          woken: [1, 1, 1, 1],
+          values: ['ok', 'ok', 'ok', 'ok'],
+          end: [0, 0],
+          timers: true,
+        },
+        `round ${round}`
+      );
     }
   });
 

@@ -203,9 +203,26 @@ const isPlainValue = (value) => typeof value === 'number' || typeof value === 'b
  * are kept (`addressOf` throws for others), so the length read once stays
  * true (it can only grow). When the count says someone may wait, the
  * binding is called with the element's address (`notifyAt`), which skips
- * its own typed-array look-up (half of a native notify). Where the binding
- * has no counts (a runtime without external buffers), every notify calls
- * the binding as before.
+ * its own typed-array look-up (half of a native notify).
+ *
+ * The counts, `addressOf` and `notifyAt` come from the binding's
+ * `takeFastNotify()`, which hands them over once per thread, to the first
+ * caller, and keeps nothing of them on the binding object: in other hands,
+ * zeroed counts would make every notify in the process skip its waiters,
+ * and `notifyAt` wakes any element whose address it is given. In a thread
+ * where the package is loaded, this module is that first caller, so code
+ * that gets at the binding afterwards finds nothing to misuse. (This is a
+ * guard against mistakes, not a security boundary: code that loads the
+ * binary itself in a thread where the package has not loaded yet takes
+ * that thread's kit, and the counts are the whole process's.) So they
+ * never leave this closure, and the only addresses `notifyAt` ever gets
+ * are those of an array the caller passed, at a Number index in bounds
+ * (`index` is checked to be a Number here, not only by the callers: this
+ * function is exported, and an object's valueOf could say one index to
+ * the bounds check and another to the address). Where the binding hands
+ * out nothing (another copy of this module in this thread took the kit, a
+ * runtime without external buffers, a fake binding), every notify calls
+ * the binding's `notify`, as it always may.
  */
 // Taken once, like the other intrinsics here: the skip's correctness rests
 // on it being the engine's read-modify-write, not a program's wrapper.
@@ -226,10 +243,12 @@ function skippingNotify(binding) {
 
 function makeSkippingNotify(binding) {
   const notify = binding.notify;
-  const notifyAt = binding.notifyAt;
-  if (!binding.mayWaitCounts || typeof binding.addressOf !== 'function' || typeof notifyAt !== 'function') return notify;
-  const counts = new Int32Array(binding.mayWaitCounts);
+  let addressOf, notifyAt, counts;
   try {
+    const kit = typeof binding.takeFastNotify === 'function' ? binding.takeFastNotify() : undefined;
+    if (kit === undefined || kit === null) return notify;
+    ({ addressOf, notifyAt } = kit);
+    counts = new Int32Array(kit.counts);
     // Engines before ES2020's change (Node 12's V8) take Atomics on shared
     // arrays only, and the counts are not a SharedArrayBuffer.
     atomicsAdd(counts, 0, 0);
@@ -248,7 +267,7 @@ function makeSkippingNotify(binding) {
     let entry = known.get(typedArray);
     if (entry === undefined) {
       try {
-        const base = binding.addressOf(typedArray);
+        const base = addressOf(typedArray);
         entry = [base, typedArrayName(typedArray) === 'BigInt64Array' ? 8 : 4];
       } catch (_) {
         // Not a waitable array over a SharedArrayBuffer (or empty): such
@@ -266,7 +285,13 @@ function makeSkippingNotify(binding) {
   }
 
   return function notifyUnlessNobodyWaits(typedArray, index, count) {
-    if ((typedArray === lastArray || remember(typedArray)) && index >= 0 && index < lastLength && index % 1 === 0) {
+    if (
+      typeof index === 'number' &&
+      (typedArray === lastArray || remember(typedArray)) &&
+      index >= 0 &&
+      index < lastLength &&
+      index % 1 === 0
+    ) {
       const address = lastBase + index * lastSize; // exact: below 2^53
       const x = address >>> 0; // mod 2^32
       if (atomicsAdd(counts, ((x >>> 2) ^ (x >>> 18)) & mask, 0) === 0) return 0;

@@ -61,6 +61,10 @@ pub struct Core<S> {
   /// Test-only (`failNotifierStartForTesting`): starting the notifier
   /// thread fails, as when the system cannot make another thread.
   fail_timer_start: AtomicBool,
+  /// Test-only ([`CoreApi::panic_for_testing`]): the method whose next
+  /// call panics, if any; `armed` says whether to look.
+  panic_in: std::sync::Mutex<Option<String>>,
+  armed: AtomicBool,
 }
 
 impl<S: Signal + Send + Sync + 'static> Core<S> {
@@ -71,6 +75,36 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
       epoch: Instant::now(),
       before_timer_start,
       fail_timer_start: AtomicBool::new(false),
+      panic_in: std::sync::Mutex::new(None),
+      armed: AtomicBool::new(false),
+    }
+  }
+
+  /// Runs the body of the [`CoreApi`] method `method` (its name in the
+  /// trait), catching a panic (see [`CoreApi`]): what every method does.
+  fn guarded<T>(&self, method: &str, body: impl FnOnce() -> T) -> Guarded<T> {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+      if self.armed.load(Ordering::Relaxed) {
+        self.panic_if_armed(method);
+      }
+      body()
+    }));
+    outcome.map_err(|payload| {
+      // Its Drop could panic, outside the catch.
+      std::mem::forget(payload);
+      Panicked
+    })
+  }
+
+  /// Test-only: panics if `method` is the one armed to, disarming it.
+  #[cold]
+  fn panic_if_armed(&self, method: &str) {
+    let mut armed = self.panic_in.lock().unwrap_or_else(|e| e.into_inner());
+    if armed.as_deref() == Some(method) {
+      *armed = None;
+      self.armed.store(false, Ordering::Relaxed);
+      drop(armed);
+      panic!("atomics-waitasync: panic_for_testing in {method}");
     }
   }
 
@@ -136,14 +170,35 @@ impl AsyncDeadline {
   }
 }
 
+/// A panic in the core's code, caught there: the call did not complete.
+/// (The N-API layer throws it as the JS Error it makes of any panic.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Panicked;
+
+/// What a [`CoreApi`] method returns: its result, or [`Panicked`].
+pub type Guarded<T> = Result<T, Panicked>;
+
 /// What the N-API layer (of any copy of the package) does with the core.
 /// A trait object, so that every call runs the code of the copy that owns
 /// the core (see the module docs); hence closures come as `dyn`.
+///
+/// **No method unwinds.** Each .node file has its own panic runtime: a
+/// panic raised in the owner's code and unwinding into another copy's
+/// frames is a foreign exception there, and its `catch_unwind` aborts the
+/// process. So every method catches its own panics, in the owner's code,
+/// and returns [`Panicked`] instead. The closures passed in (the
+/// caller's code) must not panic either. A panic can come only from a bug;
+/// the core's own state is then as the panic left it (the registry's locks
+/// do not poison), and the caller undoes its own part of the call (a slot
+/// it took for a waiter that was not queued, say).
 pub trait CoreApi<S>: Sync {
   /// The deadline of an async wait of `timeout_ms` (>= 0), if it has one;
   /// starts the notifier thread for it, which may fail. Call it before
   /// taking any lock.
-  fn async_deadline(&'static self, timeout_ms: f64) -> Result<Option<AsyncDeadline>, String>;
+  fn async_deadline(
+    &'static self,
+    timeout_ms: f64,
+  ) -> Guarded<Result<Option<AsyncDeadline>, String>>;
 
   /// Queues an async waiter of `env` in `slot` at the tail of `key`'s
   /// queue, with its deadline (from [`async_deadline`](Self::async_deadline),
@@ -157,16 +212,16 @@ pub trait CoreApi<S>: Sync {
     still_expected: &mut dyn FnMut() -> bool,
     env: &Arc<Mailbox<S>>,
     slot: u32,
-  ) -> Enqueued;
+  ) -> Guarded<Enqueued>;
 
   /// `notify`: takes up to `count` waiters off `key`'s queue, oldest first,
   /// wakes them, and says how many.
-  fn notify(&'static self, key: usize, count: usize) -> usize;
+  fn notify(&'static self, key: usize, count: usize) -> Guarded<usize>;
 
   /// Takes a pending async waiter off its queue, and its deadline off the
   /// notifier, unless a notify or a timeout took it first (and owns its
   /// outcome); says whether it did. For env teardown.
-  fn withdraw(&'static self, key: usize, id: WaiterId, deadline: Option<When>) -> bool;
+  fn withdraw(&'static self, key: usize, id: WaiterId, deadline: Option<When>) -> Guarded<bool>;
 
   /// Takes a pending async waiter back (`cancel`): as [`withdraw`](Self::withdraw),
   /// but one a notify took first is remembered in `cancelled`, so that its
@@ -177,10 +232,10 @@ pub trait CoreApi<S>: Sync {
     key: usize,
     id: WaiterId,
     deadline: Option<When>,
-  );
+  ) -> Guarded<()>;
 
   /// Passes on wake-ups nobody will see (see [`wake::pass_on`]).
-  fn pass_on(&'static self, keys: &mut dyn Iterator<Item = usize>);
+  fn pass_on(&'static self, keys: &mut dyn Iterator<Item = usize>) -> Guarded<()>;
 
   /// Queues a sync waiter on `key` with a timeout of `timeout_ms` (>= 0;
   /// +∞ for none), if `still_expected()` holds under the bucket lock;
@@ -194,39 +249,49 @@ pub trait CoreApi<S>: Sync {
     timeout_ms: f64,
     still_expected: &mut dyn FnMut() -> bool,
     parker: &Arc<Parker>,
-  ) -> Option<SyncWait>;
+  ) -> Guarded<Option<SyncWait>>;
 
   /// Blocks for at most `slice` of the sync wait in `wait` and says how it
   /// stands; a wait that ended is taken out of `wait`.
-  fn wait_slice(&'static self, wait: &mut Option<SyncWait>, slice: Duration) -> Option<Slice>;
+  fn wait_slice(
+    &'static self,
+    wait: &mut Option<SyncWait>,
+    slice: Duration,
+  ) -> Guarded<Option<Slice>>;
 
   /// Ends a sync wait whose caller will see no outcome: its waiter leaves
   /// its queue. The key of a wake-up it already got, if one did: for the
   /// caller to pass on.
-  fn abandon_sync(&'static self, wait: SyncWait) -> Option<usize>;
+  fn abandon_sync(&'static self, wait: SyncWait) -> Guarded<Option<usize>>;
 
   /// Moves what was delivered to `env` into `into` (which must be empty).
-  fn drain(&'static self, env: &Mailbox<S>, into: &mut Vec<Woken>);
+  fn drain(&'static self, env: &Mailbox<S>, into: &mut Vec<Woken>) -> Guarded<()>;
 
   /// Closes `env`'s mailbox for good; returns what it held (see
   /// [`Mailbox::close`]).
-  fn close(&'static self, env: &Mailbox<S>) -> Vec<Woken>;
+  fn close(&'static self, env: &Mailbox<S>) -> Guarded<Vec<Woken>>;
 
   /// Waiters queued on `key`, or in all if `None`.
-  fn waiters(&'static self, key: Option<usize>) -> usize;
+  fn waiters(&'static self, key: Option<usize>) -> Guarded<usize>;
 
   /// Deadlines the notifier thread holds.
-  fn deadlines(&'static self) -> usize;
+  fn deadlines(&'static self) -> Guarded<usize>;
 
   /// The registry's "may be waiting" counts ([`Registry::may_wait_counts`]),
   /// for readers outside Rust: every copy of the package reads the owner's.
-  fn may_wait_counts(&'static self) -> (*const u32, usize);
+  fn may_wait_counts(&'static self) -> Guarded<(*const u32, usize)>;
 
   /// Test-only: from now on, starting the notifier thread fails.
-  fn fail_timer_start_for_testing(&'static self);
+  fn fail_timer_start_for_testing(&'static self) -> Guarded<()>;
+
+  /// Test-only: the next call of the method named `method` (as in this
+  /// trait: `"notify"`, `"enqueue_async"`, …) panics in the core's code,
+  /// before it does anything; it returns [`Panicked`].
+  fn panic_for_testing(&'static self, method: &str) -> Guarded<()>;
 }
 
-impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
+// The bodies of `CoreApi`'s methods, run under `guarded` (below).
+impl<S: Signal + Send + Sync + 'static> Core<S> {
   fn async_deadline(&'static self, timeout_ms: f64) -> Result<Option<AsyncDeadline>, String> {
     let Some(deadline) = When::after(self.epoch, timeout_ms) else {
       return Ok(None);
@@ -371,5 +436,108 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
 
   fn fail_timer_start_for_testing(&'static self) {
     self.fail_timer_start.store(true, Ordering::Relaxed);
+  }
+}
+
+impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
+  fn async_deadline(
+    &'static self,
+    timeout_ms: f64,
+  ) -> Guarded<Result<Option<AsyncDeadline>, String>> {
+    self.guarded("async_deadline", || Core::async_deadline(self, timeout_ms))
+  }
+
+  fn enqueue_async(
+    &'static self,
+    key: usize,
+    deadline: Option<AsyncDeadline>,
+    still_expected: &mut dyn FnMut() -> bool,
+    env: &Arc<Mailbox<S>>,
+    slot: u32,
+  ) -> Guarded<Enqueued> {
+    self.guarded("enqueue_async", || {
+      Core::enqueue_async(self, key, deadline, still_expected, env, slot)
+    })
+  }
+
+  fn notify(&'static self, key: usize, count: usize) -> Guarded<usize> {
+    self.guarded("notify", || Core::notify(self, key, count))
+  }
+
+  fn withdraw(&'static self, key: usize, id: WaiterId, deadline: Option<When>) -> Guarded<bool> {
+    self.guarded("withdraw", || Core::withdraw(self, key, id, deadline))
+  }
+
+  fn take_back(
+    &'static self,
+    cancelled: &mut Cancelled,
+    key: usize,
+    id: WaiterId,
+    deadline: Option<When>,
+  ) -> Guarded<()> {
+    self.guarded("take_back", || {
+      Core::take_back(self, cancelled, key, id, deadline)
+    })
+  }
+
+  fn pass_on(&'static self, keys: &mut dyn Iterator<Item = usize>) -> Guarded<()> {
+    self.guarded("pass_on", || Core::pass_on(self, keys))
+  }
+
+  fn enqueue_sync(
+    &'static self,
+    key: usize,
+    timeout_ms: f64,
+    still_expected: &mut dyn FnMut() -> bool,
+    parker: &Arc<Parker>,
+  ) -> Guarded<Option<SyncWait>> {
+    self.guarded("enqueue_sync", || {
+      Core::enqueue_sync(self, key, timeout_ms, still_expected, parker)
+    })
+  }
+
+  fn wait_slice(
+    &'static self,
+    wait: &mut Option<SyncWait>,
+    slice: Duration,
+  ) -> Guarded<Option<Slice>> {
+    self.guarded("wait_slice", || Core::wait_slice(self, wait, slice))
+  }
+
+  fn abandon_sync(&'static self, wait: SyncWait) -> Guarded<Option<usize>> {
+    self.guarded("abandon_sync", || Core::abandon_sync(self, wait))
+  }
+
+  fn drain(&'static self, env: &Mailbox<S>, into: &mut Vec<Woken>) -> Guarded<()> {
+    self.guarded("drain", || Core::drain(self, env, into))
+  }
+
+  fn close(&'static self, env: &Mailbox<S>) -> Guarded<Vec<Woken>> {
+    self.guarded("close", || Core::close(self, env))
+  }
+
+  fn waiters(&'static self, key: Option<usize>) -> Guarded<usize> {
+    self.guarded("waiters", || Core::waiters(self, key))
+  }
+
+  fn deadlines(&'static self) -> Guarded<usize> {
+    self.guarded("deadlines", || Core::deadlines(self))
+  }
+
+  fn may_wait_counts(&'static self) -> Guarded<(*const u32, usize)> {
+    self.guarded("may_wait_counts", || Core::may_wait_counts(self))
+  }
+
+  fn fail_timer_start_for_testing(&'static self) -> Guarded<()> {
+    self.guarded("fail_timer_start_for_testing", || {
+      Core::fail_timer_start_for_testing(self)
+    })
+  }
+
+  fn panic_for_testing(&'static self, method: &str) -> Guarded<()> {
+    self.guarded("panic_for_testing", || {
+      *self.panic_in.lock().unwrap_or_else(|e| e.into_inner()) = Some(method.to_owned());
+      self.armed.store(true, Ordering::Relaxed);
+    })
   }
 }

@@ -55,12 +55,12 @@ mod tests {
   use super::*;
 
   #[test]
-  fn a_deadline_converts_back_to_the_same_instant_every_time() {
+  fn a_deadline_is_its_timeout_after_the_call_that_made_it() {
     let epoch = Instant::now();
     let before = Instant::now();
     let when = When::after(epoch, 1500.0).expect("a finite deadline");
     let after = Instant::now();
-    // Exact to the nanosecond: the `Instant` the deadline was made from.
+    // Converted back, it is 1500 ms after some moment within the call.
     let timeout = Duration::from_millis(1500);
     let at = when.instant(epoch);
     assert!(before + timeout <= at && at <= after + timeout);

@@ -71,9 +71,16 @@ struct Shared {
 }
 
 impl Shared {
+  /// `at` in the deadlines' units: nanoseconds after the epoch, saturated
+  /// to what a deadline can be. One before the epoch is due at once: 1,
+  /// not `AWAKE` (0); one past `u64::MAX - 1` ns (584 years) is that: never
+  /// earlier (a truncated `u128` would wrap round and fire it early), and
+  /// not `NO_DEADLINE`.
   fn nanos(&self, at: Instant) -> u64 {
-    // A deadline before the epoch is due at once: 1, not AWAKE (0).
-    (at.saturating_duration_since(self.epoch).as_nanos() as u64).max(1)
+    let nanos = at.saturating_duration_since(self.epoch).as_nanos();
+    u64::try_from(nanos)
+      .unwrap_or(u64::MAX)
+      .clamp(1, NO_DEADLINE - 1)
   }
 }
 
@@ -138,6 +145,15 @@ impl Timer {
   pub fn start(
     on_expire: impl FnMut(&mut Due<Deadline>) + Send + 'static,
   ) -> std::io::Result<Timer> {
+    Timer::start_on(on_expire, |port| port)
+  }
+
+  /// [`start`](Timer::start), with the thread's port made by `port` from
+  /// the real one (tests wrap it, to see how the thread parks).
+  fn start_on<P: Port<Item = Deadline> + Send + 'static>(
+    on_expire: impl FnMut(&mut Due<Deadline>) + Send + 'static,
+    port: impl FnOnce(Thread) -> P,
+  ) -> std::io::Result<Timer> {
     let (sender, receiver) = unbounded();
     let shared = Arc::new(Shared {
       handshake: Handshake::default(),
@@ -145,13 +161,14 @@ impl Timer {
       pending: AtomicUsize::new(0),
       wakes: AtomicUsize::new(0),
     });
-    let port = Thread {
+    let port = port(Thread {
       receiver: receiver.clone(),
       shared: shared.clone(),
-    };
+    });
+    let own = shared.clone();
     let handle = thread::Builder::new()
       .name("atomics-waitasync-notifier".into())
-      .spawn(move || handshake::run(&port, &port.shared.handshake, on_expire))?;
+      .spawn(move || handshake::run(&port, &own.handshake, on_expire))?;
     Ok(Timer {
       sender,
       receiver,
@@ -312,24 +329,77 @@ mod tests {
     }
   }
 
+  /// The real thread's port, recording every `until` the thread parks
+  /// with (before it parks).
+  struct Recording {
+    port: Thread,
+    parks: Arc<std::sync::Mutex<Vec<u64>>>,
+  }
+
+  impl Port for Recording {
+    type Item = Deadline;
+
+    fn try_recv(&self) -> Option<Message<Deadline>> {
+      self.port.try_recv()
+    }
+
+    fn is_empty(&self) -> bool {
+      self.port.is_empty()
+    }
+
+    fn now(&self) -> u64 {
+      self.port.now()
+    }
+
+    fn park(&self, until: u64) {
+      self.parks.lock().unwrap().push(until);
+      self.port.park(until);
+    }
+
+    fn alone(&self) -> bool {
+      self.port.alone()
+    }
+
+    fn held(&self, count: usize) {
+      self.port.held(count);
+    }
+
+    fn woke(&self) {
+      self.port.woke();
+    }
+  }
+
   #[test]
-  fn an_idle_thread_sleeps_until_its_first_deadline() {
+  fn an_idle_thread_parks_with_no_deadline_then_until_its_first() {
+    let parks = Arc::new(std::sync::Mutex::new(Vec::new()));
     let (tx, fired) = unbounded();
-    let timer = Timer::start(move |due| tx.send(due.collect::<Vec<_>>()).unwrap()).unwrap();
+    let timer = Timer::start_on(
+      move |due| tx.send(due.collect::<Vec<_>>()).unwrap(),
+      |port| Recording {
+        port,
+        parks: parks.clone(),
+      },
+    )
+    .unwrap();
+    let parked = || parks.lock().unwrap().clone();
+    // Holding nothing, it parks with no deadline: indefinitely. (Every
+    // time: a park may return early for no reason, and the loop parks
+    // again.)
+    until("it parks", || !parked().is_empty());
+    assert!(
+      parked().iter().all(|&until| until == NO_DEADLINE),
+      "an idle thread parked with a deadline: {:?}",
+      parked()
+    );
     let base = Instant::now();
     let first = deadline(3_600_000, 1, base);
-    // Every unpark the test makes: the thread may come back from parking
-    // once for each, and never by itself (std's park does not return
-    // spuriously, and a park until `first` does not time out here).
-    let mut unparks = 0;
     if timer.schedule(first) {
       timer.wake();
-      unparks += 1;
     }
-    // It parks until its first deadline, not sooner.
+    // Then until its first deadline, not sooner.
     let first_at = timer.shared.nanos(first.at);
-    until("it sleeps until its first deadline", || {
-      timer.shared.handshake.published() == first_at
+    until("it parks until its first deadline", || {
+      parked().last() == Some(&first_at)
     });
     // Neither a later deadline nor the cancel of one wakes it.
     let later = deadline(7_200_000, 2, base);
@@ -344,19 +414,51 @@ mod tests {
       "a due deadline did not wake it"
     );
     timer.wake();
-    unparks += 1;
     let due = fired.recv_timeout(Duration::from_secs(5)).unwrap();
     assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [3]);
-    until("it sleeps until its first deadline again", || {
-      timer.shared.handshake.published() == first_at
+    until("it holds the first deadline only", || timer.pending() == 1);
+    until("it parks until its first deadline again", || {
+      parked().last() == Some(&first_at)
     });
-    assert_eq!(timer.pending(), 1, "holds the first deadline only");
-    let wakes = timer.wakes_for_testing();
+    // Every park, however many times it came back early: indefinitely
+    // while it held nothing, then until the first deadline, never sooner.
+    let parks = parked();
+    let with_deadline = parks.iter().position(|&u| u != NO_DEADLINE).unwrap();
     assert!(
-      wakes <= unparks,
-      "came back from parking {wakes} times for {unparks} unparks"
+      parks[with_deadline..]
+        .iter()
+        .all(|&until| until == first_at),
+      "parked until something other than its first deadline: {parks:?}"
     );
     assert!(fired.try_recv().is_err(), "nothing else expired");
+  }
+
+  #[test]
+  fn nanos_saturate_and_never_wrap_round() {
+    let timer = Timer::start(|_| {}).unwrap();
+    let shared = &timer.shared;
+    let epoch = shared.epoch;
+    assert_eq!(shared.nanos(epoch), 1, "due at once, not AWAKE");
+    assert_eq!(shared.nanos(epoch - Duration::from_secs(1)), 1);
+    assert_eq!(shared.nanos(epoch + Duration::from_nanos(5)), 5);
+    // More than 2^64 ns (584 years) after the epoch: the most a deadline
+    // can be, short of NO_DEADLINE. Cast `as u64`, it was taken mod 2^64:
+    // a deadline that could come due long before its time.
+    let far = epoch + Duration::from_secs(1 << 40);
+    assert_eq!(shared.nanos(far), NO_DEADLINE - 1);
+    // The largest Instant there is, as near as this platform can get to
+    // `epoch + Duration::MAX`.
+    let mut step = Duration::MAX;
+    let mut latest = epoch;
+    while step > Duration::ZERO {
+      if let Some(later) = latest.checked_add(step) {
+        latest = later;
+      } else {
+        step /= 2;
+      }
+    }
+    assert!(latest > far);
+    assert_eq!(shared.nanos(latest), NO_DEADLINE - 1);
   }
 
   #[test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use atomics_waitasync::core::{Core, CoreApi, Slice};
+use atomics_waitasync::core::{Core, CoreApi, Panicked, Slice};
 use atomics_waitasync::parker::Parker;
 use atomics_waitasync::registry::Enqueued;
 use atomics_waitasync::wake::{Cancelled, Mailbox, Settled, Signal, Woken};
@@ -48,8 +48,12 @@ fn env() -> Env {
 fn queue(core: &'static Api, env: &Env, slot: u32, timeout_ms: f64) -> u64 {
   let deadline = core
     .async_deadline(timeout_ms)
+    .unwrap()
     .expect("the notifier starts");
-  match core.enqueue_async(KEY, deadline, &mut || true, env, slot) {
+  match core
+    .enqueue_async(KEY, deadline, &mut || true, env, slot)
+    .unwrap()
+  {
     Enqueued::Queued(id) => id,
     Enqueued::NotEqual => unreachable!("the check passed"),
   }
@@ -57,7 +61,7 @@ fn queue(core: &'static Api, env: &Env, slot: u32, timeout_ms: f64) -> u64 {
 
 fn drain(core: &'static Api, env: &Env) -> Vec<Woken> {
   let mut woken = Vec::new();
-  core.drain(env, &mut woken);
+  core.drain(env, &mut woken).unwrap();
   woken
 }
 
@@ -82,8 +86,8 @@ fn notify_wakes_async_waiters_oldest_first_in_one_batch() {
   let ids: Vec<u64> = (0..3)
     .map(|slot| queue(core, &env, slot, f64::INFINITY))
     .collect();
-  assert_eq!(core.waiters(Some(KEY)), 3);
-  assert_eq!(core.notify(KEY, 2), 2);
+  assert_eq!(core.waiters(Some(KEY)).unwrap(), 3);
+  assert_eq!(core.notify(KEY, 2).unwrap(), 2);
   let woken = drain(core, &env);
   assert_eq!(woken.iter().map(|w| w.id).collect::<Vec<_>>(), ids[..2]);
   assert!(woken.iter().all(|w| w.how == Settled::Woken));
@@ -92,7 +96,7 @@ fn notify_wakes_async_waiters_oldest_first_in_one_batch() {
     1,
     "one signal for the batch"
   );
-  assert_eq!(core.waiters(None), 1);
+  assert_eq!(core.waiters(None).unwrap(), 1);
 }
 
 #[test]
@@ -102,7 +106,7 @@ fn a_deadline_times_the_waiter_out_and_leaves_nothing() {
   let id = queue(core, &env, 7, 1.0);
   let mut woken = Vec::new();
   until("the timeout", || {
-    core.drain(&env, &mut woken);
+    core.drain(&env, &mut woken).unwrap();
     !woken.is_empty()
   });
   assert_eq!(woken.len(), 1);
@@ -113,8 +117,8 @@ fn a_deadline_times_the_waiter_out_and_leaves_nothing() {
     None,
     "a timeout is passed on to nobody"
   );
-  assert_eq!(core.waiters(None), 0);
-  until("the notifier forgets it", || core.deadlines() == 0);
+  assert_eq!(core.waiters(None).unwrap(), 0);
+  until("the notifier forgets it", || core.deadlines().unwrap() == 0);
 }
 
 #[test]
@@ -122,9 +126,9 @@ fn a_notify_cancels_the_deadline() {
   let core = core();
   let env = env();
   queue(core, &env, 0, 3_600_000.0);
-  until("the notifier holds it", || core.deadlines() == 1);
-  assert_eq!(core.notify(KEY, 1), 1);
-  until("the notifier drops it", || core.deadlines() == 0);
+  until("the notifier holds it", || core.deadlines().unwrap() == 1);
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1);
+  until("the notifier drops it", || core.deadlines().unwrap() == 0);
   let woken = drain(core, &env);
   assert_eq!(woken.len(), 1);
   assert_eq!(woken[0].how, Settled::Woken);
@@ -134,42 +138,50 @@ fn a_notify_cancels_the_deadline() {
 fn the_value_check_runs_under_the_lock_and_a_failed_one_queues_nothing() {
   let core = core();
   let env = env();
-  let enqueued = core.enqueue_async(KEY, None, &mut || false, &env, 0);
+  let enqueued = core
+    .enqueue_async(KEY, None, &mut || false, &env, 0)
+    .unwrap();
   assert_eq!(enqueued, Enqueued::NotEqual);
-  assert_eq!(core.waiters(None), 0);
+  assert_eq!(core.waiters(None).unwrap(), 0);
   assert!(core
     .enqueue_sync(KEY, f64::INFINITY, &mut || false, &parker())
+    .unwrap()
     .is_none());
-  assert_eq!(core.waiters(None), 0);
+  assert_eq!(core.waiters(None).unwrap(), 0);
 }
 
 #[test]
 fn a_notifier_that_cannot_start_fails_the_wait_before_anything_is_queued() {
   let core = core();
-  core.fail_timer_start_for_testing();
-  let error = core.async_deadline(10.0).unwrap_err();
+  core.fail_timer_start_for_testing().unwrap();
+  let error = core.async_deadline(10.0).unwrap().unwrap_err();
   assert!(
     error.contains("cannot start the notifier thread"),
     "{error}"
   );
   // Waits without a deadline need no notifier.
-  assert_eq!(core.async_deadline(f64::INFINITY), Ok(None));
-  assert_eq!(core.waiters(None), 0);
+  assert_eq!(core.async_deadline(f64::INFINITY).unwrap(), Ok(None));
+  assert_eq!(core.waiters(None).unwrap(), 0);
 }
 
 #[test]
 fn a_sync_wait_is_woken_by_a_notify_from_another_thread() {
   let core = core();
-  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker());
+  let mut wait = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap();
   assert!(wait.is_some());
   let notifier = thread::spawn(move || {
-    while core.notify(KEY, 1) == 0 {
+    while core.notify(KEY, 1).unwrap() == 0 {
       thread::yield_now();
     }
   });
   let mut slices = 0;
   let end = loop {
-    match core.wait_slice(&mut wait, Duration::from_millis(10)) {
+    match core
+      .wait_slice(&mut wait, Duration::from_millis(10))
+      .unwrap()
+    {
       Some(Slice::Pending) => slices += 1,
       other => break other,
     }
@@ -181,32 +193,46 @@ fn a_sync_wait_is_woken_by_a_notify_from_another_thread() {
     "after {slices} slices"
   );
   assert!(wait.is_none(), "an ended wait is taken out");
-  assert_eq!(core.wait_slice(&mut wait, Duration::from_millis(10)), None);
+  assert_eq!(
+    core
+      .wait_slice(&mut wait, Duration::from_millis(10))
+      .unwrap(),
+    None
+  );
 }
 
 #[test]
 fn a_sync_wait_times_out_and_leaves_its_queue() {
   let core = core();
-  let mut wait = core.enqueue_sync(KEY, 1.0, &mut || true, &parker());
+  let mut wait = core
+    .enqueue_sync(KEY, 1.0, &mut || true, &parker())
+    .unwrap();
   let end = loop {
-    match core.wait_slice(&mut wait, Duration::from_millis(10)) {
+    match core
+      .wait_slice(&mut wait, Duration::from_millis(10))
+      .unwrap()
+    {
       Some(Slice::Pending) => continue,
       other => break other,
     }
   };
   assert_eq!(end, Some(Slice::TimedOut));
-  assert_eq!(core.waiters(None), 0);
+  assert_eq!(core.waiters(None).unwrap(), 0);
   // Nothing left for a notify to count.
-  assert_eq!(core.notify(KEY, 1), 0);
+  assert_eq!(core.notify(KEY, 1).unwrap(), 0);
 }
 
 #[test]
 fn a_sync_wait_with_a_zero_timeout_is_still_woken_if_notified_first() {
   let core = core();
-  let mut wait = core.enqueue_sync(KEY, 0.0, &mut || true, &parker());
-  assert_eq!(core.notify(KEY, 1), 1);
+  let mut wait = core
+    .enqueue_sync(KEY, 0.0, &mut || true, &parker())
+    .unwrap();
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1);
   // Its deadline has passed, but the notify owns the outcome.
-  let end = core.wait_slice(&mut wait, Duration::from_millis(10));
+  let end = core
+    .wait_slice(&mut wait, Duration::from_millis(10))
+    .unwrap();
   assert_eq!(end, Some(Slice::Woken { key: KEY }));
 }
 
@@ -216,13 +242,14 @@ fn an_abandoned_sync_wait_that_was_notified_passes_its_wake_up_on() {
   let env = env();
   let dying = core
     .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap()
     .unwrap();
   queue(core, &env, 3, f64::INFINITY);
-  assert_eq!(core.notify(KEY, 1), 1);
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1);
   // The thread never saw its wake-up (it was terminated, say).
-  let unseen = core.abandon_sync(dying);
+  let unseen = core.abandon_sync(dying).unwrap();
   assert_eq!(unseen, Some(KEY));
-  core.pass_on(&mut unseen.into_iter());
+  core.pass_on(&mut unseen.into_iter()).unwrap();
   let woken = drain(core, &env);
   assert_eq!(woken.iter().map(|w| w.slot).collect::<Vec<_>>(), [3]);
 }
@@ -234,15 +261,22 @@ fn an_abandoned_sync_wait_that_was_notified_passes_its_wake_up_on() {
 fn a_reused_parker_starts_each_wait_unwoken() {
   let core = core();
   let parker = parker();
-  let mut woken = core.enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker);
-  assert_eq!(core.notify(KEY, 1), 1);
+  let mut woken = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker)
+    .unwrap();
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1);
   assert_eq!(
-    core.wait_slice(&mut woken, Duration::from_millis(10)),
+    core
+      .wait_slice(&mut woken, Duration::from_millis(10))
+      .unwrap(),
     Some(Slice::Woken { key: KEY })
   );
-  let mut next = core.enqueue_sync(KEY, 1.0, &mut || true, &parker);
+  let mut next = core.enqueue_sync(KEY, 1.0, &mut || true, &parker).unwrap();
   let end = loop {
-    match core.wait_slice(&mut next, Duration::from_millis(10)) {
+    match core
+      .wait_slice(&mut next, Duration::from_millis(10))
+      .unwrap()
+    {
       Some(Slice::Pending) => continue,
       other => break other,
     }
@@ -250,18 +284,22 @@ fn a_reused_parker_starts_each_wait_unwoken() {
   assert_eq!(end, Some(Slice::TimedOut), "after a woken wait");
   let abandoned = core
     .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker)
+    .unwrap()
     .unwrap();
-  assert_eq!(core.notify(KEY, 1), 1);
-  assert_eq!(core.abandon_sync(abandoned), Some(KEY));
-  let mut next = core.enqueue_sync(KEY, 1.0, &mut || true, &parker);
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1);
+  assert_eq!(core.abandon_sync(abandoned).unwrap(), Some(KEY));
+  let mut next = core.enqueue_sync(KEY, 1.0, &mut || true, &parker).unwrap();
   let end = loop {
-    match core.wait_slice(&mut next, Duration::from_millis(10)) {
+    match core
+      .wait_slice(&mut next, Duration::from_millis(10))
+      .unwrap()
+    {
       Some(Slice::Pending) => continue,
       other => break other,
     }
   };
   assert_eq!(end, Some(Slice::TimedOut), "after an abandoned wait");
-  assert_eq!(core.waiters(None), 0);
+  assert_eq!(core.waiters(None).unwrap(), 0);
 }
 
 #[test]
@@ -269,9 +307,10 @@ fn an_abandoned_sync_wait_not_yet_notified_just_leaves() {
   let core = core();
   let wait = core
     .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap()
     .unwrap();
-  assert_eq!(core.abandon_sync(wait), None);
-  assert_eq!(core.waiters(None), 0);
+  assert_eq!(core.abandon_sync(wait).unwrap(), None);
+  assert_eq!(core.waiters(None).unwrap(), 0);
 }
 
 #[test]
@@ -280,33 +319,40 @@ fn taking_back_a_waiter_a_notify_took_first_passes_its_wake_up_on_when_it_arrive
   let (first, second) = (env(), env());
   let id = queue(core, &first, 0, f64::INFINITY);
   queue(core, &second, 0, f64::INFINITY);
-  assert_eq!(core.notify(KEY, 1), 1);
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1);
   let mut cancelled = Cancelled::default();
-  core.take_back(&mut cancelled, KEY, id, None);
+  core.take_back(&mut cancelled, KEY, id, None).unwrap();
   // Its outcome arrives for a slot that no longer holds it.
   let woken = drain(core, &first);
   assert_eq!(woken.len(), 1);
   assert!(cancelled.arrived(id));
-  core.pass_on(&mut woken.iter().filter_map(Woken::unseen_key));
+  core
+    .pass_on(&mut woken.iter().filter_map(Woken::unseen_key))
+    .unwrap();
   assert_eq!(drain(core, &second).len(), 1, "the next waiter got it");
-  assert_eq!(core.waiters(None), 0);
+  assert_eq!(core.waiters(None).unwrap(), 0);
 }
 
 #[test]
 fn taking_back_a_queued_waiter_removes_it_and_its_deadline() {
   let core = core();
   let env = env();
-  let deadline = core.async_deadline(3_600_000.0).unwrap();
-  let Enqueued::Queued(id) = core.enqueue_async(KEY, deadline, &mut || true, &env, 0) else {
+  let deadline = core.async_deadline(3_600_000.0).unwrap().unwrap();
+  let Enqueued::Queued(id) = core
+    .enqueue_async(KEY, deadline, &mut || true, &env, 0)
+    .unwrap()
+  else {
     unreachable!()
   };
-  until("the notifier holds it", || core.deadlines() == 1);
+  until("the notifier holds it", || core.deadlines().unwrap() == 1);
   let mut cancelled = Cancelled::default();
-  core.take_back(&mut cancelled, KEY, id, deadline.map(|d| d.when()));
+  core
+    .take_back(&mut cancelled, KEY, id, deadline.map(|d| d.when()))
+    .unwrap();
   assert!(!cancelled.arrived(id), "not remembered: it never left");
-  assert_eq!(core.waiters(None), 0);
-  until("the notifier drops it", || core.deadlines() == 0);
-  assert_eq!(core.notify(KEY, 1), 0);
+  assert_eq!(core.waiters(None).unwrap(), 0);
+  until("the notifier drops it", || core.deadlines().unwrap() == 0);
+  assert_eq!(core.notify(KEY, 1).unwrap(), 0);
 }
 
 #[test]
@@ -316,13 +362,15 @@ fn a_closed_env_hands_back_what_it_held_and_later_wake_ups_go_on() {
   let held = queue(core, &dying, 0, f64::INFINITY);
   let behind = queue(core, &dying, 1, f64::INFINITY);
   queue(core, &live, 9, f64::INFINITY);
-  assert_eq!(core.notify(KEY, 1), 1);
-  let undelivered = core.close(&dying);
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1);
+  let undelivered = core.close(&dying).unwrap();
   assert_eq!(undelivered.iter().map(|w| w.id).collect::<Vec<_>>(), [held]);
   // The dying env's other waiter is withdrawn by its teardown...
-  assert!(core.withdraw(KEY, behind, None));
+  assert!(core.withdraw(KEY, behind, None).unwrap());
   // ...and what it never saw goes to the live one.
-  core.pass_on(&mut undelivered.iter().filter_map(Woken::unseen_key));
+  core
+    .pass_on(&mut undelivered.iter().filter_map(Woken::unseen_key))
+    .unwrap();
   assert_eq!(
     drain(core, &live)
       .iter()
@@ -330,7 +378,7 @@ fn a_closed_env_hands_back_what_it_held_and_later_wake_ups_go_on() {
       .collect::<Vec<_>>(),
     [9]
   );
-  assert!(!core.withdraw(KEY, behind, None), "withdrawn once");
+  assert!(!core.withdraw(KEY, behind, None).unwrap(), "withdrawn once");
 }
 
 #[test]
@@ -345,7 +393,7 @@ fn many_threads_notify_many_waiters_and_every_wake_up_arrives() {
       thread::spawn(move || {
         let mut woke = 0;
         while woke < 250 {
-          woke += core.notify(KEY, 1);
+          woke += core.notify(KEY, 1).unwrap();
         }
       })
     })
@@ -354,7 +402,9 @@ fn many_threads_notify_many_waiters_and_every_wake_up_arrives() {
   let mut slots: Vec<u32> = drain(core, &env).iter().map(|w| w.slot).collect();
   slots.sort_unstable();
   assert_eq!(slots, (0..1000).collect::<Vec<_>>());
-  until("every deadline is cancelled", || core.deadlines() == 0);
+  until("every deadline is cancelled", || {
+    core.deadlines().unwrap() == 0
+  });
 }
 
 #[test]
@@ -364,12 +414,48 @@ fn a_deadline_given_to_enqueue_async_is_never_dropped() {
   // to hold it (it used to drop it silently: a waiter that never timed out).
   let core = core();
   let env = env();
-  assert_eq!(core.deadlines(), 0);
-  let deadline = core.async_deadline(3_600_000.0).unwrap();
-  let Enqueued::Queued(id) = core.enqueue_async(KEY, deadline, &mut || true, &env, 0) else {
+  assert_eq!(core.deadlines().unwrap(), 0);
+  let deadline = core.async_deadline(3_600_000.0).unwrap().unwrap();
+  let Enqueued::Queued(id) = core
+    .enqueue_async(KEY, deadline, &mut || true, &env, 0)
+    .unwrap()
+  else {
     unreachable!("the check passed");
   };
-  until("the notifier holds it", || core.deadlines() == 1);
-  assert!(core.withdraw(KEY, id, deadline.map(|d| d.when())));
-  until("and lets it go", || core.deadlines() == 0);
+  until("the notifier holds it", || core.deadlines().unwrap() == 1);
+  assert!(core.withdraw(KEY, id, deadline.map(|d| d.when())).unwrap());
+  until("and lets it go", || core.deadlines().unwrap() == 0);
+}
+
+/// Another copy of the package calls the core through the trait object, and
+/// a panic unwinding into that copy's frames would abort the process: every
+/// method catches its own and says so, and the core goes on working.
+#[test]
+fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
+  let core = core();
+  let env = env();
+  queue(core, &env, 0, f64::INFINITY);
+  core.panic_for_testing("notify").unwrap();
+  assert_eq!(core.notify(KEY, 1), Err(Panicked));
+  assert_eq!(core.waiters(None).unwrap(), 1, "still queued");
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1, "only the next call panics");
+  assert_eq!(drain(core, &env).len(), 1);
+
+  core.panic_for_testing("enqueue_async").unwrap();
+  let enqueued = core.enqueue_async(KEY, None, &mut || true, &env, 1);
+  assert_eq!(enqueued, Err(Panicked));
+  assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
+  queue(core, &env, 1, f64::INFINITY);
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1);
+  assert_eq!(drain(core, &env).len(), 1);
+
+  // A sync wait whose slice panics is still the caller's, to end.
+  let mut wait = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap();
+  core.panic_for_testing("wait_slice").unwrap();
+  let slice = core.wait_slice(&mut wait, Duration::from_millis(10));
+  assert_eq!(slice, Err(Panicked));
+  assert_eq!(core.abandon_sync(wait.unwrap()).unwrap(), None);
+  assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
 }

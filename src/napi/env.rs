@@ -115,6 +115,15 @@ pub struct EnvState {
   /// reference per buffer rather than per wait spares a global handle per
   /// waiter (which every scavenge would visit) and ~100 ns per call.
   buffers: HashMap<usize, BufferRef, BuildAddressHasher>,
+  /// The reference of the last buffer whose pending waits all ended, made
+  /// weak rather than deleted, with its base address: the next wait on
+  /// that buffer makes it strong again instead of creating a reference
+  /// (waits that come and go one at a time on one buffer, the common case,
+  /// paid a create and a delete each: ~400 of ~9,200 instructions per
+  /// waitAsync → notify → settle). Weak, it keeps nothing alive; reused
+  /// only while its value is still there (then the memory at that address
+  /// is still that buffer's). At most one, so nothing accumulates.
+  idle_buffer: Option<(usize, sys::napi_ref)>,
   /// Set once by lib/pending.js (`setSettler`); from then on this env's
   /// promises are made in JS.
   pub settler: Option<Settler>,
@@ -170,7 +179,22 @@ impl EnvState {
       held.waits += 1;
       return Ok(());
     }
-    let reference = js.create_reference(buffer)?;
+    let reference = match self.idle_buffer {
+      Some((idle, reference)) if idle == base => {
+        self.idle_buffer = None;
+        // Still there: the memory at `base` is still that buffer's (any
+        // buffer object over it keeps it alive as well as this one).
+        // Gone: that buffer was collected, and this is another one that
+        // happens to have the same address.
+        if js.reference_value(reference).is_ok() && js.reference_ref(reference).is_ok() {
+          reference
+        } else {
+          js.delete_reference(reference);
+          js.create_reference(buffer)?
+        }
+      }
+      _ => js.create_reference(buffer)?,
+    };
     self.buffers.insert(
       base,
       BufferRef {
@@ -188,7 +212,11 @@ impl EnvState {
       if held.waits == 0 {
         let reference = held.reference;
         self.buffers.remove(&base);
-        js.delete_reference(reference);
+        if js.reference_unref(reference).is_err() {
+          js.delete_reference(reference);
+        } else if let Some((_, older)) = self.idle_buffer.replace((base, reference)) {
+          js.delete_reference(older);
+        }
       }
     }
   }
@@ -199,10 +227,16 @@ impl EnvState {
   /// queue, and the keys of wake-ups it got are returned, for them to go
   /// on to the next waiters.
   pub fn abandon_sync_wait(&mut self) -> impl Iterator<Item = usize> {
-    let unseen = self
-      .sync_wait
-      .take()
-      .and_then(|sync| core().abandon_sync(sync));
+    let unseen = self.sync_wait.take().map(|sync| core().abandon_sync(sync));
+    let unseen = match unseen {
+      Some(Ok(key)) => key,
+      // `None` too if the core panicked (`CoreApi`).
+      Some(Err(_)) => {
+        self.retire_parker();
+        None
+      }
+      None => None,
+    };
     let confirmed = self
       .wake_unconfirmed
       .as_ref()
@@ -217,6 +251,16 @@ impl EnvState {
     if let Some(word) = &self.wake_unconfirmed {
       word.store(1, Ordering::Relaxed);
     }
+  }
+
+  /// After the core panicked in a sync-wait call (`CoreApi`), this
+  /// thread's parker may still be queued, or due an unpark that a notify
+  /// has yet to make: a later wait that reused it could end "ok" on a
+  /// notify meant for the one before. The next wait gets a new parker,
+  /// which nothing stale can reach (the old one lives on in whatever
+  /// still holds it).
+  pub fn retire_parker(&mut self) {
+    self.parker = Arc::new(Parker::new());
   }
 
   /// Refs the TSFN while there is something pending and keep-alive is on,
@@ -257,6 +301,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     tsfn: ptr::null_mut(),
     pending: Slab::default(),
     buffers: HashMap::default(),
+    idle_buffer: None,
     settler: None,
     spare: Vec::new(),
     cancelled: Cancelled::default(),
@@ -370,7 +415,8 @@ unsafe extern "C" fn cleanup(arg: *mut c_void) {
 fn teardown(js: Js, mut state: EnvState) {
   // Close first: from here on no thread calls the TSFN, and a notify that
   // takes one of this env's waiters passes the wake-up on (mod.rs deliver).
-  let undelivered = core().close(&state.shared);
+  // Empty if the core panicked (`CoreApi`).
+  let undelivered = core().close(&state.shared).unwrap_or_default();
   let tsfn = state.tsfn;
   // SAFETY: the TSFN is ours and released once; abort makes N-API drop
   // queued calls (our call-js then sees a null env).
@@ -384,6 +430,9 @@ fn teardown(js: Js, mut state: EnvState) {
   }
   for (_, held) in state.buffers.drain() {
     js.delete_reference(held.reference);
+  }
+  if let Some((_, idle)) = state.idle_buffer.take() {
+    js.delete_reference(idle);
   }
   if let Some(settler) = state.settler.take() {
     js.delete_reference(settler.function);

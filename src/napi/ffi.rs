@@ -26,6 +26,17 @@ pub enum Failure {
 
 pub type NResult<T> = Result<T, Failure>;
 
+/// What a panic in the addon is thrown as.
+const PANICKED: &str = "atomics-waitasync: internal error (panic in the addon)";
+
+/// A panic caught in the core (of whichever copy owns it) is thrown as any
+/// panic in the addon is (see [`entry`]).
+impl From<crate::core::Panicked> for Failure {
+  fn from(_: crate::core::Panicked) -> Self {
+    Failure::Error(PANICKED.into())
+  }
+}
+
 /// Turns an N-API status into a [`Failure`].
 pub fn check(status: sys::napi_status) -> NResult<()> {
   match status {
@@ -98,6 +109,31 @@ impl Js {
     // SAFETY: live env on its thread (Js::new); kind is a live local.
     check(unsafe { sys::napi_typeof(self.env, value, &mut kind) })?;
     Ok(kind == sys::ValueType::napi_object)
+  }
+
+  /// `value` as a Rust string if it is a string (short ones: test-only
+  /// arguments), `None` if it is not a string.
+  pub fn short_string(self, value: sys::napi_value) -> NResult<Option<String>> {
+    let mut kind = 0;
+    // SAFETY: live env on its thread (Js::new); kind is a live local.
+    check(unsafe { sys::napi_typeof(self.env, value, &mut kind) })?;
+    if kind != sys::ValueType::napi_string {
+      return Ok(None);
+    }
+    let mut buffer = [0u8; 64];
+    let mut len = 0;
+    // SAFETY: live env on its thread; `buffer` holds `buffer.len()` bytes,
+    // which N-API writes at most (NUL included), and `len` is a live local.
+    check(unsafe {
+      sys::napi_get_value_string_utf8(
+        self.env,
+        value,
+        buffer.as_mut_ptr().cast(),
+        buffer.len(),
+        &mut len,
+      )
+    })?;
+    Ok(Some(String::from_utf8_lossy(&buffer[..len]).into_owned()))
   }
 
   pub fn number(self, n: f64) -> NResult<sys::napi_value> {
@@ -202,6 +238,25 @@ impl Js {
     let _ = unsafe { sys::napi_delete_reference(self.env, reference) };
   }
 
+  /// Makes `reference` strong again (its count 0 → 1). Check first that
+  /// its value is still there ([`reference_value`](Self::reference_value)):
+  /// a weak reference whose value was collected stays empty.
+  pub fn reference_ref(self, reference: sys::napi_ref) -> NResult<()> {
+    let mut count = 0;
+    // SAFETY: live env on its thread (Js::new); the reference was created
+    // on it and is not deleted yet (the caller holds it); count is a live
+    // local.
+    check(unsafe { sys::napi_reference_ref(self.env, reference, &mut count) })
+  }
+
+  /// Makes `reference` weak (its count 1 → 0): it no longer keeps its value
+  /// alive, and reads as gone once the value is collected.
+  pub fn reference_unref(self, reference: sys::napi_ref) -> NResult<()> {
+    let mut count = 0;
+    // SAFETY: as in `reference_ref`.
+    check(unsafe { sys::napi_reference_unref(self.env, reference, &mut count) })
+  }
+
   pub fn reference_value(self, reference: sys::napi_ref) -> NResult<sys::napi_value> {
     let mut out = ptr::null_mut();
     // SAFETY: live env on its thread (Js::new); the reference was created
@@ -282,28 +337,46 @@ impl Js {
     Ok(result)
   }
 
-  pub fn set_function(
+  /// A new plain object.
+  pub fn object(self) -> NResult<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_create_object(self.env, &mut out) })?;
+    Ok(out)
+  }
+
+  /// Defines `functions` on `object` as enumerable, read-only,
+  /// non-configurable properties: JS can call them, and neither replace
+  /// nor delete them.
+  pub fn define_functions(
     self,
     object: sys::napi_value,
-    name: &str,
-    callback: Callback,
+    functions: &[(&str, Callback)],
   ) -> NResult<()> {
-    let c_name = CString::new(name).map_err(|_| Failure::Error("NUL in a name".into()))?;
-    let mut function = ptr::null_mut();
-    // SAFETY: live env on its thread (Js::new); c_name outlives the call;
-    // function is a live local.
+    let names = functions
+      .iter()
+      .map(|(name, _)| CString::new(*name).map_err(|_| Failure::Error("NUL in a name".into())))
+      .collect::<NResult<Vec<_>>>()?;
+    let descriptors: Vec<_> = names
+      .iter()
+      .zip(functions)
+      .map(|(name, (_, callback))| sys::napi_property_descriptor {
+        utf8name: name.as_ptr(),
+        name: ptr::null_mut(),
+        method: Some(*callback),
+        getter: None,
+        setter: None,
+        value: ptr::null_mut(),
+        attributes: sys::PropertyAttributes::enumerable,
+        data: ptr::null_mut(),
+      })
+      .collect();
+    // SAFETY: live env on its thread (Js::new); object is its handle;
+    // descriptors holds descriptors.len() entries whose names (in `names`)
+    // outlive the call.
     check(unsafe {
-      sys::napi_create_function(
-        self.env,
-        c_name.as_ptr(),
-        name.len() as isize,
-        Some(callback),
-        ptr::null_mut(),
-        &mut function,
-      )
-    })?;
-    // SAFETY: live env on its thread; object and function are its handles.
-    check(unsafe { sys::napi_set_named_property(self.env, object, c_name.as_ptr(), function) })
+      sys::napi_define_properties(self.env, object, descriptors.len(), descriptors.as_ptr())
+    })
   }
 
   /// Throws an Error with `code` (its `code` property) and `message`.
@@ -363,17 +436,29 @@ impl Js {
     Ok(buffer)
   }
 
-  /// `object[name] = value`.
-  pub fn set_named(
+  /// Defines `object[name]` as a read-only data property holding `value`
+  /// (not `[[Set]]`: an accessor a program put on `Object.prototype` never
+  /// sees it, and cannot refuse it).
+  pub fn define_value(
     self,
     object: sys::napi_value,
     name: &str,
     value: sys::napi_value,
   ) -> NResult<()> {
     let c_name = CString::new(name).map_err(|_| Failure::Error("NUL in a name".into()))?;
+    let descriptor = sys::napi_property_descriptor {
+      utf8name: c_name.as_ptr(),
+      name: ptr::null_mut(),
+      method: None,
+      getter: None,
+      setter: None,
+      value,
+      attributes: sys::PropertyAttributes::enumerable,
+      data: ptr::null_mut(),
+    };
     // SAFETY: live env on its thread (Js::new); object and value are its
-    // handles; c_name outlives the call.
-    check(unsafe { sys::napi_set_named_property(self.env, object, c_name.as_ptr(), value) })
+    // handles; the descriptor and c_name outlive the call.
+    check(unsafe { sys::napi_define_properties(self.env, object, 1, &descriptor) })
   }
 
   /// Throws `failure` as the matching JS error, unless an exception is
@@ -448,9 +533,7 @@ pub unsafe fn entry<const N: usize>(
   match outcome {
     Ok(Ok(value)) => return value,
     Ok(Err(failure)) => js.throw(failure),
-    Err(_) => js.throw(Failure::Error(
-      "atomics-waitasync: internal error (panic in the addon)".into(),
-    )),
+    Err(_) => js.throw(Failure::Error(PANICKED.into())),
   }
   ptr::null_mut()
 }

@@ -24,6 +24,7 @@ mod memory;
 mod resolver;
 mod shared;
 
+use std::cell::Cell;
 use std::ptr::NonNull;
 use std::time::Duration;
 
@@ -84,9 +85,11 @@ const SYNC_SLICE: Duration = Duration::from_millis(10);
 /// The largest slot a pending `waitAsync` may have (see `wait_async`).
 const MAX_SLOT: u32 = (1 << 31) - 1;
 
-/// Passes on wake-ups nobody will see (see `crate::wake::pass_on`).
+/// Passes on wake-ups nobody will see (see `crate::wake::pass_on`). For
+/// paths that have nobody to report to (teardown, settling); a panic in
+/// the core there is dropped with what it had not passed on yet.
 pub fn pass_on(keys: impl IntoIterator<Item = usize>) {
-  core().pass_on(&mut keys.into_iter());
+  let _ = core().pass_on(&mut keys.into_iter());
 }
 
 /// DoWait step 9: ToNumber(timeout) has been done; NaN → +∞, negative → 0.
@@ -133,7 +136,7 @@ fn wait_async(
   // The notifier starts here, before any lock, if this is the first
   // deadline.
   let core = core();
-  let deadline = core.async_deadline(timeout_ms).map_err(Failure::Error)?;
+  let deadline = core.async_deadline(timeout_ms)?.map_err(Failure::Error)?;
   env::with_env(js, |cell| {
     // The promise: made here as a deferred, or by lib/pending.js once this
     // returns the slot (see `env::Promise`). Making it runs promise hooks,
@@ -204,12 +207,18 @@ fn enqueue_async(
   // Enqueue at the tail, under the bucket lock, if the value still holds.
   let enqueued = core.enqueue_async(key, deadline, &mut still_expected, &state.shared, slot);
   match enqueued {
-    Enqueued::Queued(id) => {
+    Err(panicked) => {
+      // Nothing was queued for the slot: free it, or it would keep the env
+      // alive (and its buffer held) for good.
+      *conclude = discard(js, state, slot);
+      return Err(panicked.into());
+    }
+    Ok(Enqueued::Queued(id)) => {
       if let Some(pending) = state.pending.get_mut(slot) {
         pending.id = id;
       }
     }
-    Enqueued::NotEqual => {
+    Ok(Enqueued::NotEqual) => {
       // The value changed between the two reads.
       *conclude = discard(js, state, slot);
       return Ok(None);
@@ -241,9 +250,12 @@ fn conclude_deferred(js: Js, deferred: NonNull<sys::napi_deferred__>) {
   }
 }
 
-/// [`CoreApi::withdraw`] on the process's core (env teardown).
+/// [`CoreApi::withdraw`] on the process's core (env teardown); false if
+/// it panicked there.
 pub fn withdraw(pending: &Pending) -> bool {
-  core().withdraw(pending.key, pending.id, pending.deadline)
+  core()
+    .withdraw(pending.key, pending.id, pending.deadline)
+    .unwrap_or(false)
 }
 
 /// `cancel(slot)`: takes a queued `waitAsync` back (lib/pending.js, when it
@@ -266,7 +278,7 @@ fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
         // no longer ours to take back; its promise settles as it is.
         return Ok(None);
       }
-      core().take_back(&mut state.cancelled, key, id, deadline);
+      core().take_back(&mut state.cancelled, key, id, deadline)?;
       conclude = discard(js, state, slot);
     }
     state.update_keep_alive();
@@ -326,15 +338,57 @@ fn set_settler(js: Js, [function, outcomes]: [sys::napi_value; 2]) -> NResult<sy
 fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::napi_value> {
   let location = locate(js, array, js.f64(index)?)?;
   let count = count_arg(js, count)?;
-  let n = core().notify(location.key, count);
+  let n = core().notify(location.key, count)?;
   js.number(n as f64)
 }
 
-/// `addressOf(typedArray)` → the address of its element 0 (exact: below
-/// 2^53): what lib/atomics.js needs to find an element's "may be waiting"
-/// count (`Registry::may_wait`, `may_wait_slot`, from its low 32 bits) and
-/// to call `notifyAt`. Throws, as `notify` does, for an array it would not
-/// take.
+thread_local! {
+  /// Whether this thread's `takeFastNotify` has handed the kit over (see
+  /// there). Per thread and per copy of the binary (each copy has its own
+  /// thread-locals): a fresh instance of this binary in the same thread
+  /// (`delete require.cache`, `process.dlopen`) finds it taken too.
+  static FAST_NOTIFY_TAKEN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `takeFastNotify()` → `{ counts, addressOf, notifyAt }` the first time
+/// in this thread, `undefined` ever after: what lib/atomics.js's notify
+/// needs to return 0 without a native call when nobody may be waiting,
+/// and to notify by address when someone may.
+///
+/// Handed over once, never left on the binding object, because both are
+/// dangerous in other hands: zeroing the counts makes every notify in the
+/// process skip its waiters, and `notifyAt` wakes whatever element an
+/// address names, one the caller has no reference to included. The first
+/// taker is the package's own lib/atomics.js, which loads right after the
+/// binding; anything that asks later gets nothing. A later copy of
+/// lib/atomics.js in the same thread (a second module registry) gets
+/// nothing too, and notifies through the plain `notify`: correct, slower.
+/// Also `undefined` where the runtime forbids external buffers.
+fn take_fast_notify(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  if FAST_NOTIFY_TAKEN.with(|taken| taken.replace(true)) {
+    return js.undefined();
+  }
+  let (counts, len) = core().may_wait_counts()?;
+  // SAFETY: the counts live as long as the core, which is 'static (its
+  // owner copy is pinned, never unloaded) and never moves; JS only reads
+  // and writes them atomically.
+  let Ok(buffer) = (unsafe { js.static_arraybuffer(counts.cast_mut().cast(), len * 4) }) else {
+    return js.undefined();
+  };
+  let kit = js.object()?;
+  js.define_value(kit, "counts", buffer)?;
+  js.define_functions(
+    kit,
+    &[("addressOf", js_address_of), ("notifyAt", js_notify_at)],
+  )?;
+  Ok(kit)
+}
+
+/// `addressOf(typedArray)` (from [`take_fast_notify`]) → the address of its
+/// element 0 (exact: below 2^53): what lib/atomics.js needs to find an
+/// element's "may be waiting" count (`Registry::may_wait`, `may_wait_slot`,
+/// from its low 32 bits) and to call `notifyAt`. Throws, as `notify` does,
+/// for an array it would not take.
 fn address_of(js: Js, [array]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   let location = locate(js, array, 0.0)?;
   let address = location.key as u64;
@@ -346,17 +400,18 @@ fn address_of(js: Js, [array]: [sys::napi_value; 1]) -> NResult<sys::napi_value>
   js.number(address as f64)
 }
 
-/// `notifyAt(address, count)`: `notify` by the element's address, which
-/// lib/atomics.js computed from `addressOf` for an array and index it has
-/// validated, without the typed-array look-up. The address is only a
-/// registry key, never read through: a wrong one finds no waiter.
+/// `notifyAt(address, count)` (from [`take_fast_notify`]): `notify` by the
+/// element's address, which lib/atomics.js computed from `addressOf` for an
+/// array and index it has validated, without the typed-array look-up. The
+/// address is only a registry key, never read through; it wakes whatever
+/// waits there, which is why only lib/atomics.js may have this function.
 fn notify_at(js: Js, [address, count]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
   let address = js.f64(address)?;
   if !(0.0..9_007_199_254_740_992.0).contains(&address) || address.fract() != 0.0 {
     return Err(Failure::Range(format!("address {address} is out of range")));
   }
   let count = count_arg(js, count)?;
-  let n = core().notify(address as usize, count);
+  let n = core().notify(address as usize, count)?;
   js.number(n as f64)
 }
 
@@ -370,16 +425,15 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
   let code = env::with_state(js, |state| {
     // Only if a previous wait's JS loop was abandoned and `waitAbandon`
     // could not say so.
-    core.pass_on(&mut state.abandon_sync_wait());
+    core.pass_on(&mut state.abandon_sync_wait())?;
     // SAFETY: `array`, a JS argument of this call, roots the buffer.
     let mut still_expected = || unsafe { holds(&location, want) };
-    let Some(sync) =
-      core.enqueue_sync(location.key, timeout_ms, &mut still_expected, &state.parker)
-    else {
+    let enqueued = core.enqueue_sync(location.key, timeout_ms, &mut still_expected, &state.parker);
+    let Some(sync) = enqueued.inspect_err(|_| state.retire_parker())? else {
       return Ok(code::NOT_EQUAL);
     };
     state.sync_wait = Some(sync);
-    Ok(park_slice(core, state))
+    park_slice(core, state)
   })?;
   js.number(code)
 }
@@ -392,14 +446,18 @@ fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
         "atomics-waitasync: no wait in progress".into(),
       ));
     }
-    Ok(park_slice(core(), state))
+    park_slice(core(), state)
   })?;
   js.number(code)
 }
 
 /// Parks for one slice of the current sync wait and says how it stands.
-fn park_slice(core: &'static Core, state: &mut env::EnvState) -> f64 {
-  match core.wait_slice(&mut state.sync_wait, SYNC_SLICE) {
+/// (If the core panics, the wait stays in `state`, for `waitAbandon` or
+/// the env's teardown to end, and the next wait gets a new parker: see
+/// `EnvState::retire_parker`.)
+fn park_slice(core: &'static Core, state: &mut env::EnvState) -> NResult<f64> {
+  let slice = core.wait_slice(&mut state.sync_wait, SYNC_SLICE);
+  Ok(match slice.inspect_err(|_| state.retire_parker())? {
     None => code::OK,
     Some(Slice::Woken { key }) => {
       state.woken(key);
@@ -407,7 +465,7 @@ fn park_slice(core: &'static Core, state: &mut env::EnvState) -> f64 {
     }
     Some(Slice::TimedOut) => code::TIMED_OUT,
     Some(Slice::Pending) => code::PENDING,
-  }
+  })
 }
 
 /// `waitDone()`: the sync wait that just returned "ok" got past its
@@ -427,7 +485,7 @@ fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
 /// waiter (see `EnvState::abandon_sync_wait`).
 fn wait_abandon(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
   env::with_state(js, |state| {
-    pass_on(state.abandon_sync_wait());
+    core().pass_on(&mut state.abandon_sync_wait())?;
     Ok(())
   })?;
   js.undefined()
@@ -453,8 +511,8 @@ fn counts_for_testing(js: Js, [array, index]: [sys::napi_value; 2]) -> NResult<s
   } else {
     None
   };
-  let waiters = core().waiters(key);
-  let timers = core().deadlines();
+  let waiters = core().waiters(key)?;
+  let timers = core().deadlines()?;
   js.numbers(&[waiters as f64, pending as f64, timers as f64])
 }
 
@@ -472,14 +530,21 @@ fn fail_settle_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::nap
 /// Test-only: from now on, starting the notifier thread fails (it starts
 /// on the first waitAsync with a finite timeout).
 fn fail_notifier_start_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  core().fail_timer_start_for_testing();
+  core().fail_timer_start_for_testing()?;
   js.undefined()
 }
 
-/// Test-only: panics inside a callback, to show that a panic in the addon
-/// reaches JS as an Error and never unwinds across the FFI boundary.
-fn panic_for_testing(_js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  panic!("panicForTesting");
+/// Test-only: `panicForTesting()` panics inside this callback, to show that
+/// a panic in the addon reaches JS as an Error and never unwinds across the
+/// FFI boundary; `panicForTesting(method)` makes the next call of the
+/// core's `method` (a `CoreApi` method's name) panic in the core, in the
+/// code of the copy of the package that owns it.
+fn panic_for_testing(js: Js, [method]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+  let Some(method) = js.short_string(method)? else {
+    panic!("panicForTesting");
+  };
+  core().panic_for_testing(&method)?;
+  js.undefined()
 }
 
 /// Declares the raw N-API callback `$name` that runs `$body` through
@@ -500,6 +565,7 @@ callbacks! {
   js_wait_done => wait_done;
   js_wait_abandon => wait_abandon;
   js_notify => notify;
+  js_take_fast_notify => take_fast_notify;
   js_address_of => address_of;
   js_notify_at => notify_at;
   js_set_keep_alive => set_keep_alive;
@@ -523,9 +589,10 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   }
   let to_napi = |failure: Failure| napi::Error::from_reason(format!("{failure:?}"));
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
-  let functions: [(&str, Callback); 15] = [
-    ("addressOf", js_address_of),
-    ("notifyAt", js_notify_at),
+  // Read-only, so that code that gets the binding after load cannot
+  // replace what a later copy of lib/atomics.js would take from it.
+  let functions: [(&str, Callback); 14] = [
+    ("takeFastNotify", js_take_fast_notify),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),
@@ -543,13 +610,11 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
       js_fail_notifier_start_for_testing,
     ),
   ];
-  for (name, callback) in functions {
-    js.set_function(exports.raw(), name, callback)
-      .map_err(to_napi)?;
-  }
-  // This env's "the woken outcome reached JS" word (`EnvState::wake_unconfirmed`).
-  // Left out where external buffers are not allowed: JS then calls
-  // `waitDone`.
+  js.define_functions(exports.raw(), &functions)
+    .map_err(to_napi)?;
+  // This env's "the woken outcome reached JS" word
+  // (`EnvState::wake_unconfirmed`), read-only like the functions. Left
+  // out where external buffers are not allowed: JS then calls `waitDone`.
   let word = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
   if let Ok(buffer) = js.word_arraybuffer(&word) {
     env::with_state(js, |state| {
@@ -557,18 +622,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
       Ok(())
     })
     .map_err(to_napi)?;
-    js.set_named(exports.raw(), "waitSeen", buffer)
-      .map_err(to_napi)?;
-  }
-  // The registry's "may be waiting" counts, for notify to read without a
-  // call (lib/atomics.js). Left out where external buffers are not
-  // allowed: notify then always calls.
-  let (counts, len) = core().may_wait_counts();
-  // SAFETY: the counts live as long as the core, which is 'static (its
-  // owner copy is pinned, never unloaded) and never moves; JS only reads
-  // and writes them atomically.
-  if let Ok(buffer) = unsafe { js.static_arraybuffer(counts.cast_mut().cast(), len * 4) } {
-    js.set_named(exports.raw(), "mayWaitCounts", buffer)
+    js.define_value(exports.raw(), "waitSeen", buffer)
       .map_err(to_napi)?;
   }
   Ok(())

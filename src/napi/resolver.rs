@@ -22,6 +22,8 @@ use std::ptr;
 
 use napi::sys;
 
+use smallvec::SmallVec;
+
 use super::env::{EnvCell, EnvState, Pending, Promise};
 use super::ffi::{check, Failure, Js, NResult};
 use crate::wake::{Settled, Woken};
@@ -93,13 +95,13 @@ pub const SCOPE_CHUNK: usize = 256;
 fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
   let mut woken = cell.with(|state| {
     let mut woken = std::mem::take(&mut state.spare);
-    super::core().drain(&state.shared, &mut woken);
+    super::core().drain(&state.shared, &mut woken)?;
     Ok(woken)
   })?;
   // Wake-ups of cancelled waiters (see `EnvState::cancelled`): empty, so
   // free, unless there are some.
   let mut unseen = Vec::new();
-  for chunk in woken.chunks(SCOPE_CHUNK) {
+  for (index, chunk) in woken.chunks(SCOPE_CHUNK).enumerate() {
     let mut taken = Unsettled::with_capacity(chunk.len());
     // Where this chunk's ids start in `settling`: JS that spins the event
     // loop from inside a chunk can settle another chunk nested in this one,
@@ -135,7 +137,17 @@ fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
     // An error means the env is dying under us: what is left in `taken`
     // goes on when it is dropped.
     if let Ok(how) = how {
-      let _ = js.scoped(|| settle_chunk(js, how, &mut taken));
+      if index == 0 {
+        // The runtime calls call-js inside a handle scope of its own
+        // (Node: one per call, in ThreadSafeFunction::DispatchOne), which
+        // holds the first chunk's few handles until this returns; one of
+        // ours cost ~250 of ~8,600 instructions per waitAsync → notify →
+        // settle. Later chunks each get one, so a large batch holds at
+        // most two chunks' handles at a time.
+        let _ = settle_chunk(js, how, &mut taken);
+      } else {
+        let _ = js.scoped(|| settle_chunk(js, how, &mut taken));
+      }
     }
     // Now the slots are free (and so, at least, the counts and keep-alive
     // stay true).
@@ -177,12 +189,13 @@ struct HowToSettle {
 /// early): those waiters' wake-ups go on to the next waiters. So every way
 /// out of settling a chunk either settles a waiter or passes its wake-up on.
 ///
-/// A `Vec` sized to the chunk, not an inline array of `SCOPE_CHUNK`: that
-/// one was ~10 KB, zeroed and moved on every settle, most of the cost of a
-/// single `waitAsync` → `notify` → settle (callgrind: ~10,000 of ~20,000
-/// instructions, in memcpy).
+/// Not an inline array of `SCOPE_CHUNK`: that one was ~10 KB, zeroed and
+/// moved on every settle, most of the cost of a single `waitAsync` →
+/// `notify` → settle (callgrind: ~10,000 of ~20,000 instructions, in
+/// memcpy); one waiter inline (a chunk of one, the usual case, allocates
+/// nothing), more on the heap.
 struct Unsettled {
-  waiters: Vec<Option<(Woken, Promise)>>,
+  waiters: SmallVec<[Option<(Woken, Promise)>; 1]>,
   /// How many of `waiters` are `Some`.
   left: usize,
 }
@@ -190,7 +203,7 @@ struct Unsettled {
 impl Unsettled {
   fn with_capacity(capacity: usize) -> Self {
     Unsettled {
-      waiters: Vec::with_capacity(capacity.min(SCOPE_CHUNK)),
+      waiters: SmallVec::with_capacity(capacity.min(SCOPE_CHUNK)),
       left: 0,
     }
   }
@@ -228,12 +241,26 @@ fn settle_chunk(js: Js, how: HowToSettle, chunk: &mut Unsettled) -> NResult<()> 
   if how.fail_for_testing {
     return Err(Failure::Error("failSettleForTesting".into()));
   }
-  let ok = js.latin1("ok")?;
-  let timed_out = js.latin1("timed-out")?;
+  // Only the string that is needed: making one is ~200 instructions. (A
+  // reference cannot keep one for later: N-API 8 refers to objects only.)
+  let (mut ok, mut timed_out) = (None, None);
+  let mut string = |timed: bool| -> NResult<sys::napi_value> {
+    let (made, text) = if timed {
+      (&mut timed_out, "timed-out")
+    } else {
+      (&mut ok, "ok")
+    };
+    if let Some(value) = *made {
+      return Ok(value);
+    }
+    let value = js.latin1(text)?;
+    *made = Some(value);
+    Ok(value)
+  };
   // Outcomes for lib/pending.js, and where each waiter is in `chunk`
-  // (allocated only when there are some: workers).
-  let mut in_js = Vec::new();
-  let mut in_js_at = Vec::new();
+  // (workers; a few inline, no allocation).
+  let mut in_js: SmallVec<[u32; 4]> = SmallVec::new();
+  let mut in_js_at: SmallVec<[usize; 4]> = SmallVec::new();
   for at in 0..chunk.left {
     let Some((woken, promise)) = chunk.waiters[at] else {
       continue;
@@ -242,7 +269,7 @@ fn settle_chunk(js: Js, how: HowToSettle, chunk: &mut Unsettled) -> NResult<()> 
     match promise {
       Promise::Deferred { deferred, .. } => {
         // Runs promise hooks, if any.
-        let resolved = js.resolve(deferred.as_ptr(), if timed { timed_out } else { ok });
+        let resolved = js.resolve(deferred.as_ptr(), string(timed)?);
         if resolved.is_ok() {
           chunk.settled(at);
         }
