@@ -62,8 +62,9 @@ pub struct Core<S> {
   /// thread fails, as when the system cannot make another thread.
   fail_timer_start: AtomicBool,
   /// Test-only ([`CoreApi::panic_for_testing`]): the method whose next
-  /// call panics, if any; `armed` says whether to look.
-  panic_in: std::sync::Mutex<Option<String>>,
+  /// calls panic, if any, and how many more of them; `armed` says whether
+  /// to look.
+  panic_in: std::sync::Mutex<Option<(String, u32)>>,
   armed: AtomicBool,
 }
 
@@ -96,16 +97,24 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     })
   }
 
-  /// Test-only: panics if `method` is the one armed to, disarming it.
+  /// Test-only: panics if `method` is the one armed to, disarming it
+  /// after its last armed call.
   #[cold]
   fn panic_if_armed(&self, method: &str) {
     let mut armed = self.panic_in.lock().unwrap_or_else(|e| e.into_inner());
-    if armed.as_deref() == Some(method) {
+    let Some((name, times)) = armed.as_mut() else {
+      return;
+    };
+    if name != method {
+      return;
+    }
+    *times -= 1;
+    if *times == 0 {
       *armed = None;
       self.armed.store(false, Ordering::Relaxed);
-      drop(armed);
-      panic!("atomics-waitasync: panic_for_testing in {method}");
     }
+    drop(armed);
+    panic!("atomics-waitasync: panic_for_testing in {method}");
   }
 
   /// The notifier thread, started on first use; an error saying why when
@@ -172,6 +181,32 @@ impl AsyncDeadline {
 
 /// A panic in the core's code, caught there: the call did not complete.
 /// (The N-API layer throws it as the JS Error it makes of any panic.)
+///
+/// It does not always mean that nothing happened. What a `Panicked` from
+/// each [`CoreApi`] method may leave behind, and what the caller does:
+/// - `enqueue_async`, `enqueue_sync`: nothing; the waiter was not queued
+///   (every step that can fail comes before it is, and waking the notifier
+///   after it is caught inside). The caller frees what it set aside.
+/// - `notify`: waiters may have been taken off their queue without all
+///   being woken. A retry (lib/atomics.js's slow path makes one) may then
+///   wake more than `count`; none may leave some of them asleep.
+/// - `withdraw`, `take_back`: the waiter may or may not have left its queue.
+/// - `pass_on`: some of the wake-ups may have gone on. The caller keeps the
+///   keys and tries again later: a wake-up too many beats a lost one.
+/// - `abandon_sync`: the wait is still in the caller's `Option`, for
+///   another try.
+/// - `wait_slice`: likewise, but for a panic while it takes a timed-out
+///   wait off its queue.
+/// - `drain`: the mailbox may still hold what it held, with no signal on
+///   its way (it signals only when it goes from empty to not): the env's
+///   thread signals itself, to drain again.
+/// - `close`: the mailbox may still be open, and deliveries may still use
+///   its signal: the caller must not free what the signal uses. It tries
+///   again, and aborts the process if that fails too.
+/// - the others: nothing to undo.
+///
+/// A panic injected by [`CoreApi::panic_for_testing`] comes before the
+/// method does anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Panicked;
 
@@ -189,8 +224,8 @@ pub type Guarded<T> = Result<T, Panicked>;
 /// and returns [`Panicked`] instead. The closures passed in (the
 /// caller's code) must not panic either. A panic can come only from a bug;
 /// the core's own state is then as the panic left it (the registry's locks
-/// do not poison), and the caller undoes its own part of the call (a slot
-/// it took for a waiter that was not queued, say).
+/// do not poison), and the caller undoes or retries its own part of the
+/// call, as [`Panicked`] says for each method.
 pub trait CoreApi<S>: Sync {
   /// The deadline of an async wait of `timeout_ms` (>= 0), if it has one;
   /// starts the notifier thread for it, which may fail. Call it before
@@ -261,8 +296,9 @@ pub trait CoreApi<S>: Sync {
 
   /// Ends a sync wait whose caller will see no outcome: its waiter leaves
   /// its queue. The key of a wake-up it already got, if one did: for the
-  /// caller to pass on.
-  fn abandon_sync(&'static self, wait: SyncWait) -> Guarded<Option<usize>>;
+  /// caller to pass on. `wait` is taken out only if this returns `Ok`: on [`Panicked`] it is
+  /// still the caller's, to try again (its waiter may still be queued).
+  fn abandon_sync(&'static self, wait: &mut Option<SyncWait>) -> Guarded<Option<usize>>;
 
   /// Moves what was delivered to `env` into `into` (which must be empty).
   fn drain(&'static self, env: &Mailbox<S>, into: &mut Vec<Woken>) -> Guarded<()>;
@@ -284,10 +320,11 @@ pub trait CoreApi<S>: Sync {
   /// Test-only: from now on, starting the notifier thread fails.
   fn fail_timer_start_for_testing(&'static self) -> Guarded<()>;
 
-  /// Test-only: the next call of the method named `method` (as in this
-  /// trait: `"notify"`, `"enqueue_async"`, …) panics in the core's code,
-  /// before it does anything; it returns [`Panicked`].
-  fn panic_for_testing(&'static self, method: &str) -> Guarded<()>;
+  /// Test-only: the next `times` calls of the method named `method` (as in
+  /// this trait: `"notify"`, `"enqueue_async"`, …) panic in the core's
+  /// code, before they do anything; they return [`Panicked`]. (None if
+  /// `times` is 0.)
+  fn panic_for_testing(&'static self, method: &str, times: u32) -> Guarded<()>;
 }
 
 // The bodies of `CoreApi`'s methods, run under `guarded` (below).
@@ -336,7 +373,14 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
       }
     });
     if let (true, Some(timer)) = (wake_timer, timer) {
-      timer.wake();
+      // The waiter is queued: a panic here must not reach the caller, who
+      // would take `Panicked` to mean it was not, free its slot, and so
+      // strand the waiter. (Unparking a thread does not panic; should it,
+      // the notifier wakes for its next deadline instead.)
+      let wake = std::panic::AssertUnwindSafe(|| timer.wake());
+      if let Err(payload) = std::panic::catch_unwind(wake) {
+        std::mem::forget(payload); // its Drop could panic, outside the catch
+      }
     }
     enqueued
   }
@@ -386,6 +430,9 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     still_expected: &mut dyn FnMut() -> bool,
     parker: &Arc<Parker>,
   ) -> Option<SyncWait> {
+    // Everything that can fail comes before the waiter is queued: a panic
+    // after that would leave it queued with nobody to end its wait.
+    let deadline = deadline_after(timeout_ms);
     parker.reset();
     let enqueued = self
       .registry
@@ -397,7 +444,7 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
       key,
       id,
       parker: parker.clone(),
-      deadline: deadline_after(timeout_ms),
+      deadline,
     })
   }
 
@@ -405,10 +452,16 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     sync_wait::slice(&self.registry, wait, slice)
   }
 
-  fn abandon_sync(&'static self, wait: SyncWait) -> Option<usize> {
+  fn abandon_sync(&'static self, wait: &mut Option<SyncWait>) -> Option<usize> {
+    let sync = wait.as_ref()?;
     // Sync timeouts are taken by the waiting thread itself, so a waiter
-    // gone from its queue was taken by a notify.
-    sync_wait::abandon(&self.registry, wait)
+    // gone from its queue was taken by a notify: `sync_wait::abandon` then
+    // waits for its imminent unpark, so that the parker can be reused.
+    let unseen = sync_wait::abandon(&self.registry, sync);
+    // Only now: should anything above panic, the wait is still the
+    // caller's, for another try.
+    *wait = None;
+    unseen
   }
 
   fn drain(&'static self, env: &Mailbox<S>, into: &mut Vec<Woken>) {
@@ -504,7 +557,7 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     self.guarded("wait_slice", || Core::wait_slice(self, wait, slice))
   }
 
-  fn abandon_sync(&'static self, wait: SyncWait) -> Guarded<Option<usize>> {
+  fn abandon_sync(&'static self, wait: &mut Option<SyncWait>) -> Guarded<Option<usize>> {
     self.guarded("abandon_sync", || Core::abandon_sync(self, wait))
   }
 
@@ -534,10 +587,11 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     })
   }
 
-  fn panic_for_testing(&'static self, method: &str) -> Guarded<()> {
+  fn panic_for_testing(&'static self, method: &str, times: u32) -> Guarded<()> {
     self.guarded("panic_for_testing", || {
-      *self.panic_in.lock().unwrap_or_else(|e| e.into_inner()) = Some(method.to_owned());
-      self.armed.store(true, Ordering::Relaxed);
+      let armed = (times > 0).then(|| (method.to_owned(), times));
+      self.armed.store(armed.is_some(), Ordering::Relaxed);
+      *self.panic_in.lock().unwrap_or_else(|e| e.into_inner()) = armed;
     })
   }
 }

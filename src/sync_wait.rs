@@ -71,7 +71,7 @@ pub fn slice<W>(
 /// waiter off its queue, else a notify took it first and owns the outcome
 /// ("ok"): its unpark is imminent, and waited for.
 pub fn time_out<W>(registry: &Registry<W>, wait: SyncWait) -> Slice {
-  match abandon(registry, wait) {
+  match abandon(registry, &wait) {
     None => Slice::TimedOut,
     Some(key) => Slice::Woken { key },
   }
@@ -80,8 +80,10 @@ pub fn time_out<W>(registry: &Registry<W>, wait: SyncWait) -> Slice {
 /// Ends a sync wait whose caller will see no outcome: its waiter leaves
 /// its queue. The key of a wake-up it already got, if a notify took it
 /// first: for the caller to pass on. Either way, no unpark for it is
-/// outstanding when this returns.
-pub fn abandon<W>(registry: &Registry<W>, wait: SyncWait) -> Option<usize> {
+/// outstanding when this returns. (It borrows the wait: the caller drops
+/// it only once this has returned, so that after a panic here it can try
+/// again, `CoreApi::abandon_sync`.)
+pub fn abandon<W>(registry: &Registry<W>, wait: &SyncWait) -> Option<usize> {
   match registry.remove(wait.key, wait.id) {
     Some(_) => None,
     None => {

@@ -408,13 +408,16 @@ mod tests {
       !timer.cancel(later.at, later.id),
       "the cancel of a later deadline woke it"
     );
-    // One due now does, and it then reads all three messages.
-    assert!(
-      timer.schedule(deadline(0, 3, base)),
-      "a due deadline did not wake it"
-    );
-    timer.wake();
-    let due = fired.recv_timeout(Duration::from_secs(5)).unwrap();
+    // One due now does, and it then reads all three messages. (`schedule`
+    // says false if the thread is awake already, back early from a park:
+    // then it reads the channel before it parks again. Either way, that it
+    // fires at all, and not in an hour, shows it was woken.)
+    if timer.schedule(deadline(0, 3, base)) {
+      timer.wake();
+    }
+    let due = fired
+      .recv_timeout(Duration::from_secs(5))
+      .expect("a due deadline did not wake it");
     assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [3]);
     until("it holds the first deadline only", || timer.pending() == 1);
     until("it parks until its first deadline again", || {
@@ -431,6 +434,58 @@ mod tests {
       "parked until something other than its first deadline: {parks:?}"
     );
     assert!(fired.try_recv().is_err(), "nothing else expired");
+  }
+
+  /// The thread's real park, seen from outside: over a window in which it
+  /// has nothing to do (nothing scheduled, then only a deadline at the
+  /// window's end), it parks once or twice, not over and over. A park
+  /// that returned early every time (`park_timeout(1ms)` for `park`) parks
+  /// hundreds of times in such a window. The window's end is an explicit
+  /// signal: a deadline firing on another timer, or on this one.
+  #[test]
+  fn a_parked_thread_stays_parked_until_woken_or_due() {
+    // A real park returns early only spuriously (std's futex park: never
+    // in practice); generous, against a mutant's hundreds.
+    const SLACK: usize = 10;
+    const WINDOW_MS: u64 = 500;
+    let parks = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (tx, fired) = unbounded();
+    let timer = Timer::start_on(
+      move |due| tx.send(due.collect::<Vec<_>>()).unwrap(),
+      |port| Recording {
+        port,
+        parks: parks.clone(),
+      },
+    )
+    .unwrap();
+    let count = || parks.lock().unwrap().len();
+    until("it parks", || count() > 0);
+    // Holding nothing: parked for the whole window, which a deadline on
+    // another timer ends.
+    let (clock_tx, clock_fired) = unbounded();
+    let clock = Timer::start(move |due| {
+      let _ = clock_tx.send(due.count());
+    })
+    .unwrap();
+    let before = count();
+    clock.add(deadline(WINDOW_MS, 1, Instant::now()));
+    clock_fired.recv_timeout(Duration::from_secs(30)).unwrap();
+    let idle = count() - before;
+    assert!(
+      idle <= SLACK,
+      "an idle thread parked {idle} times while nothing was scheduled"
+    );
+    // Holding one deadline: parked until it, then once more (idle again).
+    let before = count();
+    timer.add(deadline(WINDOW_MS, 2, Instant::now()));
+    let due = fired.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [2]);
+    until("it parks again", || count() >= before + 2);
+    let waiting = count() - before;
+    assert!(
+      waiting <= SLACK,
+      "the thread parked {waiting} times waiting for its one deadline"
+    );
   }
 
   #[test]

@@ -240,15 +240,16 @@ fn a_sync_wait_with_a_zero_timeout_is_still_woken_if_notified_first() {
 fn an_abandoned_sync_wait_that_was_notified_passes_its_wake_up_on() {
   let core = core();
   let env = env();
-  let dying = core
+  let mut dying = core
     .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
-    .unwrap()
     .unwrap();
+  assert!(dying.is_some());
   queue(core, &env, 3, f64::INFINITY);
   assert_eq!(core.notify(KEY, 1).unwrap(), 1);
   // The thread never saw its wake-up (it was terminated, say).
-  let unseen = core.abandon_sync(dying).unwrap();
+  let unseen = core.abandon_sync(&mut dying).unwrap();
   assert_eq!(unseen, Some(KEY));
+  assert!(dying.is_none(), "ended");
   core.pass_on(&mut unseen.into_iter()).unwrap();
   let woken = drain(core, &env);
   assert_eq!(woken.iter().map(|w| w.slot).collect::<Vec<_>>(), [3]);
@@ -282,12 +283,11 @@ fn a_reused_parker_starts_each_wait_unwoken() {
     }
   };
   assert_eq!(end, Some(Slice::TimedOut), "after a woken wait");
-  let abandoned = core
+  let mut abandoned = core
     .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker)
-    .unwrap()
     .unwrap();
   assert_eq!(core.notify(KEY, 1).unwrap(), 1);
-  assert_eq!(core.abandon_sync(abandoned).unwrap(), Some(KEY));
+  assert_eq!(core.abandon_sync(&mut abandoned).unwrap(), Some(KEY));
   let mut next = core.enqueue_sync(KEY, 1.0, &mut || true, &parker).unwrap();
   let end = loop {
     match core
@@ -305,11 +305,11 @@ fn a_reused_parker_starts_each_wait_unwoken() {
 #[test]
 fn an_abandoned_sync_wait_not_yet_notified_just_leaves() {
   let core = core();
-  let wait = core
+  let mut wait = core
     .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
-    .unwrap()
     .unwrap();
-  assert_eq!(core.abandon_sync(wait).unwrap(), None);
+  assert_eq!(core.abandon_sync(&mut wait).unwrap(), None);
+  assert!(wait.is_none(), "ended");
   assert_eq!(core.waiters(None).unwrap(), 0);
 }
 
@@ -435,13 +435,19 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
   let core = core();
   let env = env();
   queue(core, &env, 0, f64::INFINITY);
-  core.panic_for_testing("notify").unwrap();
+  core.panic_for_testing("notify", 1).unwrap();
   assert_eq!(core.notify(KEY, 1), Err(Panicked));
   assert_eq!(core.waiters(None).unwrap(), 1, "still queued");
   assert_eq!(core.notify(KEY, 1).unwrap(), 1, "only the next call panics");
   assert_eq!(drain(core, &env).len(), 1);
 
-  core.panic_for_testing("enqueue_async").unwrap();
+  core.panic_for_testing("waiters", 2).unwrap();
+  assert_eq!(core.waiters(None), Err(Panicked));
+  assert_eq!(core.deadlines(), Ok(0), "only that method panics");
+  assert_eq!(core.waiters(None), Err(Panicked));
+  assert_eq!(core.waiters(None), Ok(0), "only the next two calls panic");
+
+  core.panic_for_testing("enqueue_async", 1).unwrap();
   let enqueued = core.enqueue_async(KEY, None, &mut || true, &env, 1);
   assert_eq!(enqueued, Err(Panicked));
   assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
@@ -453,9 +459,61 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
   let mut wait = core
     .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
     .unwrap();
-  core.panic_for_testing("wait_slice").unwrap();
+  core.panic_for_testing("wait_slice", 1).unwrap();
   let slice = core.wait_slice(&mut wait, Duration::from_millis(10));
   assert_eq!(slice, Err(Panicked));
-  assert_eq!(core.abandon_sync(wait.unwrap()).unwrap(), None);
+  assert_eq!(core.abandon_sync(&mut wait).unwrap(), None);
   assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
+
+  // So is one whose abandon panics: it is still queued, and ending it
+  // again takes it off its queue, so that it takes no later wake-up.
+  let mut wait = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap();
+  core.panic_for_testing("abandon_sync", 1).unwrap();
+  assert_eq!(core.abandon_sync(&mut wait), Err(Panicked));
+  assert!(wait.is_some(), "still the caller's");
+  assert_eq!(core.waiters(None).unwrap(), 1, "still queued");
+  assert_eq!(core.abandon_sync(&mut wait).unwrap(), None);
+  assert!(wait.is_none(), "ended");
+  assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
+}
+
+/// A sync wait whose abandon panicked is still queued with the thread's
+/// parker; a notify that takes it meanwhile unparks that parker. The retry
+/// hands the wake-up back (waiting for that unpark), after which the same
+/// parker starts the thread's next wait unwoken.
+#[test]
+fn an_abandon_retried_after_a_panic_leaves_the_parker_reusable() {
+  let core = core();
+  let env = env();
+  let parker = parker();
+  let mut stale = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker)
+    .unwrap();
+  queue(core, &env, 3, f64::INFINITY);
+  core.panic_for_testing("abandon_sync", 1).unwrap();
+  assert_eq!(core.abandon_sync(&mut stale), Err(Panicked));
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1, "the stale waiter");
+  assert_eq!(core.abandon_sync(&mut stale).unwrap(), Some(KEY));
+  assert!(stale.is_none(), "ended");
+  core.pass_on(&mut std::iter::once(KEY)).unwrap();
+  assert_eq!(
+    drain(core, &env).iter().map(|w| w.slot).collect::<Vec<_>>(),
+    [3]
+  );
+  let mut next = core
+    .enqueue_sync(KEY + 4, 1.0, &mut || true, &parker)
+    .unwrap();
+  let end = loop {
+    match core
+      .wait_slice(&mut next, Duration::from_millis(10))
+      .unwrap()
+    {
+      Some(Slice::Pending) => continue,
+      other => break other,
+    }
+  };
+  assert_eq!(end, Some(Slice::TimedOut), "woken by the stale notify");
+  assert_eq!(core.waiters(None).unwrap(), 0);
 }

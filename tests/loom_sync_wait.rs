@@ -115,7 +115,7 @@ fn a_late_unpark_does_not_wake_the_next_wait() {
     let parker = Arc::new(Parker::new());
     let first = enqueue(&registry, &parker, KEY);
     let notifier = notifier(&registry, KEY);
-    let unseen = sync_wait::abandon(&registry, first);
+    let unseen = sync_wait::abandon(&registry, &first);
     let mut next = Some(enqueue(&registry, &parker, OTHER_KEY));
     let end = sync_wait::slice(&registry, &mut next, Duration::ZERO);
     assert_eq!(

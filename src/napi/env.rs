@@ -19,7 +19,7 @@ use napi::sys;
 
 use super::core;
 use super::ffi::{check, Failure, Js, NResult};
-use crate::core::SyncWait;
+use crate::core::{Guarded, SyncWait};
 use crate::deadline::When;
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
@@ -165,6 +165,10 @@ pub struct EnvState {
   /// thread reads or writes it. `None` where external buffers are not
   /// allowed: JS then calls `waitDone`.
   pub wake_unconfirmed: Option<Arc<AtomicI32>>,
+  /// Keys of wake-ups this thread's sync waits got but its JS never saw
+  /// (see [`EnvState::abandon_sync_wait`]) that the core could not pass on
+  /// yet (it panicked, `CoreApi`): kept until it has.
+  unpassed: Vec<usize>,
 }
 
 struct BufferRef {
@@ -224,25 +228,39 @@ impl EnvState {
   /// Ends this thread's sync wait, if one is under way or just returned
   /// "ok" unconfirmed, for a caller that will see neither outcome (its JS
   /// loop was abandoned, or the env is going away): its waiter leaves its
-  /// queue, and the keys of wake-ups it got are returned, for them to go
-  /// on to the next waiters.
-  pub fn abandon_sync_wait(&mut self) -> impl Iterator<Item = usize> {
-    let unseen = self.sync_wait.take().map(|sync| core().abandon_sync(sync));
-    let unseen = match unseen {
-      Some(Ok(key)) => key,
-      // `None` too if the core panicked (`CoreApi`).
-      Some(Err(_)) => {
-        self.retire_parker();
-        None
-      }
-      None => None,
-    };
+  /// queue, and wake-ups it got go on to the next waiters. If the core
+  /// panics, what it did not do stays in the state, for the next call to
+  /// do (the thread's next `wait()`, or the env's teardown): nothing is
+  /// taken out of the state before the core has done its part.
+  ///
+  /// The parker is kept after a panic in `abandon_sync`: the wait, still
+  /// queued with it, stays in `sync_wait`, and no new wait starts (resets
+  /// the parker) before a retry here has ended it; a successful
+  /// `abandon_sync` leaves no unpark for it outstanding (`sync_wait`).
+  pub fn abandon_sync_wait(&mut self) -> Guarded<()> {
+    // A wake-up the last wait returned as "ok" goes on unless JS
+    // confirmed it got there. First, so that a panic below leaves it in
+    // `unpassed` too.
     let confirmed = self
       .wake_unconfirmed
       .as_ref()
       .is_some_and(|word| word.load(Ordering::Relaxed) == 0);
-    let unseen_wake = self.unseen_wake.take().filter(|_| !confirmed);
-    unseen.into_iter().chain(unseen_wake)
+    self
+      .unpassed
+      .extend(self.unseen_wake.take().filter(|_| !confirmed));
+    if self.sync_wait.is_some() {
+      // Takes the wait out only if it returns Ok.
+      if let Some(key) = core().abandon_sync(&mut self.sync_wait)? {
+        self.unpassed.push(key);
+      }
+    }
+    if !self.unpassed.is_empty() {
+      // Should it panic part-way, all of them are tried again: a wake-up
+      // too many beats a lost one.
+      core().pass_on(&mut self.unpassed.iter().copied())?;
+      self.unpassed.clear();
+    }
+    Ok(())
   }
 
   /// A sync wait ended in "ok" on `key`: unconfirmed until JS says so.
@@ -253,14 +271,33 @@ impl EnvState {
     }
   }
 
-  /// After the core panicked in a sync-wait call (`CoreApi`), this
-  /// thread's parker may still be queued, or due an unpark that a notify
-  /// has yet to make: a later wait that reused it could end "ok" on a
-  /// notify meant for the one before. The next wait gets a new parker,
-  /// which nothing stale can reach (the old one lives on in whatever
-  /// still holds it).
+  /// After the core panicked in `enqueue_sync` or `wait_slice`
+  /// (`CoreApi`), this thread's parker may still be queued with no
+  /// `SyncWait` left to end it (a panic part-way through queueing it, or
+  /// through a timed-out slice's taking it off its queue), or due an
+  /// unpark that a notify has yet to make: a later wait that reused it
+  /// could end "ok" on a notify meant for the one before. The next wait
+  /// gets a new parker, which nothing stale can reach (the old one lives
+  /// on in whatever still holds it, `sync_wait` included).
   pub fn retire_parker(&mut self) {
     self.parker = Arc::new(Parker::new());
+  }
+
+  /// Calls this env's TSFN from its own thread, so that its mailbox is
+  /// drained again on a later turn of the event loop: for when draining
+  /// it failed (the core panicked) with no other signal on its way (the
+  /// mailbox signals only when it goes from empty to not).
+  pub fn resignal(&self) {
+    // SAFETY: on the env's thread (all EnvState use is), with its live
+    // TSFN: the state is freed with the TSFN's release, in the hook; a
+    // non-blocking call may be made from any thread.
+    let _ = unsafe {
+      sys::napi_call_threadsafe_function(
+        self.tsfn,
+        ptr::null_mut(),
+        sys::ThreadsafeFunctionCallMode::nonblocking,
+      )
+    };
   }
 
   /// Refs the TSFN while there is something pending and keep-alive is on,
@@ -313,6 +350,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     parker: Arc::new(Parker::new()),
     unseen_wake: None,
     wake_unconfirmed: None,
+    unpassed: Vec::new(),
   }))));
   // SAFETY: cell is alive until the cleanup hook frees it, which aborts
   // the TSFN first.
@@ -396,7 +434,7 @@ pub fn with_env<T>(js: Js, f: impl FnOnce(&EnvCell) -> NResult<T>) -> NResult<T>
 /// Called by N-API once, on the env's thread, with the pointer from `init`.
 unsafe extern "C" fn cleanup(arg: *mut c_void) {
   let cell = arg.cast::<EnvCell>();
-  let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
     // SAFETY: arg is the Box<EnvCell> from init, freed only here; N-API
     // runs cleanup hooks when no call from JS is under way, so nothing
     // borrows it.
@@ -410,13 +448,15 @@ unsafe extern "C" fn cleanup(arg: *mut c_void) {
       unsafe { sys::napi_set_instance_data(js.raw(), ptr::null_mut(), None, ptr::null_mut()) };
     teardown(js, state);
   }));
+  if let Err(payload) = outcome {
+    std::mem::forget(payload); // its Drop could panic, outside the catch
+  }
 }
 
 fn teardown(js: Js, mut state: EnvState) {
   // Close first: from here on no thread calls the TSFN, and a notify that
   // takes one of this env's waiters passes the wake-up on (mod.rs deliver).
-  // Empty if the core panicked (`CoreApi`).
-  let undelivered = core().close(&state.shared).unwrap_or_default();
+  let undelivered = close(&state.shared);
   let tsfn = state.tsfn;
   // SAFETY: the TSFN is ours and released once; abort makes N-API drop
   // queued calls (our call-js then sees a null env).
@@ -442,7 +482,33 @@ fn teardown(js: Js, mut state: EnvState) {
   // but not settled; a sync waiter a notify took before its wait returned;
   // a sync wait that returned "ok" but was terminated at its interrupt
   // point. They go to the next waiters (this env's own are gone by now).
+  // One more try if the core panicked: a waiter left queued with nobody
+  // parked would take a later notify's wake-up.
+  if state.abandon_sync_wait().is_err() {
+    let _ = state.abandon_sync_wait();
+  }
   let mut unseen: Vec<usize> = undelivered.iter().filter_map(Woken::unseen_key).collect();
-  unseen.extend(state.abandon_sync_wait());
+  unseen.append(&mut state.unpassed);
   super::pass_on(unseen);
+}
+
+/// Closes the env's mailbox for good ([`CoreApi::close`](crate::core::CoreApi::close))
+/// and returns what it held. An unfinished close cannot be recovered from:
+/// the mailbox may still be open, so other threads may still call the TSFN
+/// the caller is about to release (a use-after-free), and the wake-ups
+/// they deliver would be lost. So if the core panics, it tries once more,
+/// and then aborts the process (as a panic unwinding across copies of the
+/// package did before `CoreApi` caught them).
+fn close(shared: &EnvShared) -> Vec<Woken> {
+  for _ in 0..2 {
+    if let Ok(undelivered) = core().close(shared) {
+      return undelivered;
+    }
+  }
+  use std::io::Write;
+  let _ = writeln!(
+    std::io::stderr(),
+    "atomics-waitasync: closing an environment's mailbox panicked twice; aborting"
+  );
+  std::process::abort();
 }

@@ -533,7 +533,12 @@ pub unsafe fn entry<const N: usize>(
   match outcome {
     Ok(Ok(value)) => return value,
     Ok(Err(failure)) => js.throw(failure),
-    Err(_) => js.throw(Failure::Error(PANICKED.into())),
+    Err(payload) => {
+      // Not dropped: its Drop could panic, here outside the catch, and
+      // unwind into N-API (an abort).
+      std::mem::forget(payload);
+      js.throw(Failure::Error(PANICKED.into()));
+    }
   }
   ptr::null_mut()
 }

@@ -424,8 +424,8 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
   let core = core();
   let code = env::with_state(js, |state| {
     // Only if a previous wait's JS loop was abandoned and `waitAbandon`
-    // could not say so.
-    core.pass_on(&mut state.abandon_sync_wait())?;
+    // could not say so, or could not finish (the core panicked).
+    state.abandon_sync_wait()?;
     // SAFETY: `array`, a JS argument of this call, roots the buffer.
     let mut still_expected = || unsafe { holds(&location, want) };
     let enqueued = core.enqueue_sync(location.key, timeout_ms, &mut still_expected, &state.parker);
@@ -452,9 +452,10 @@ fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
 }
 
 /// Parks for one slice of the current sync wait and says how it stands.
-/// (If the core panics, the wait stays in `state`, for `waitAbandon` or
-/// the env's teardown to end, and the next wait gets a new parker: see
-/// `EnvState::retire_parker`.)
+/// (If the core panics, the wait stays in `state`, for `waitAbandon`, the
+/// next wait or the env's teardown to end, unless the panic came while it
+/// took a timed-out wait off its queue; either way the next wait gets a
+/// new parker: see `EnvState::retire_parker`.)
 fn park_slice(core: &'static Core, state: &mut env::EnvState) -> NResult<f64> {
   let slice = core.wait_slice(&mut state.sync_wait, SYNC_SLICE);
   Ok(match slice.inspect_err(|_| state.retire_parker())? {
@@ -484,10 +485,7 @@ fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
 /// leaves its queue, and a wake-up it already got goes on to the next
 /// waiter (see `EnvState::abandon_sync_wait`).
 fn wait_abandon(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
-  env::with_state(js, |state| {
-    core().pass_on(&mut state.abandon_sync_wait())?;
-    Ok(())
-  })?;
+  env::with_state(js, |state| Ok(state.abandon_sync_wait()?))?;
   js.undefined()
 }
 
@@ -536,14 +534,18 @@ fn fail_notifier_start_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<
 
 /// Test-only: `panicForTesting()` panics inside this callback, to show that
 /// a panic in the addon reaches JS as an Error and never unwinds across the
-/// FFI boundary; `panicForTesting(method)` makes the next call of the
-/// core's `method` (a `CoreApi` method's name) panic in the core, in the
-/// code of the copy of the package that owns it.
-fn panic_for_testing(js: Js, [method]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+/// FFI boundary; `panicForTesting(method, times = 1)` makes the next
+/// `times` calls of the core's `method` (a `CoreApi` method's name) panic
+/// in the core, in the code of the copy of the package that owns it.
+fn panic_for_testing(js: Js, [method, times]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
   let Some(method) = js.short_string(method)? else {
     panic!("panicForTesting");
   };
-  core().panic_for_testing(&method)?;
+  // 1 unless a Number says otherwise.
+  let times = js
+    .f64(times)
+    .map_or(1, |times| times.clamp(0.0, 1e9) as u32);
+  core().panic_for_testing(&method, times)?;
   js.undefined()
 }
 

@@ -76,7 +76,7 @@ unsafe extern "C" fn settle(
     return;
   }
   // A panic must not unwind into N-API; there is nothing to report it to here.
-  let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
     // SAFETY: with a non-null env the cleanup hook has not run (it aborts
     // the TSFN first, after which call-js only sees a null env), so the
     // cell is alive; it is only touched on this thread, through
@@ -86,6 +86,9 @@ unsafe extern "C" fn settle(
     let js = unsafe { Js::new(env) };
     let _ = settle_all(js, cell);
   }));
+  if let Err(payload) = outcome {
+    std::mem::forget(payload); // its Drop could panic, outside the catch
+  }
 }
 
 /// Number of waiters settled under one handle scope, and at most in one
@@ -95,7 +98,14 @@ pub const SCOPE_CHUNK: usize = 256;
 fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
   let mut woken = cell.with(|state| {
     let mut woken = std::mem::take(&mut state.spare);
-    super::core().drain(&state.shared, &mut woken)?;
+    if let Err(panicked) = super::core().drain(&state.shared, &mut woken) {
+      // The mailbox may still hold everything, and no signal is on its
+      // way (it signals only when it goes from empty to not): without
+      // one, nothing here would ever settle again. So this thread signals
+      // itself, to try again on a later turn.
+      state.resignal();
+      return Err(panicked.into());
+    }
     Ok(woken)
   })?;
   // Wake-ups of cancelled waiters (see `EnvState::cancelled`): empty, so
