@@ -125,7 +125,8 @@ describe('issue: abrupt exits lose no wake-up', function () {
   });
 
   it('(b) wait() woken, whose loop then throws in waitDone, passes the wake-up on', async () => {
-    const { wait } = faulty({ waitDone: overflow });
+    // Without the waitSeen word, the loop confirms its wake-up by a call.
+    const { wait } = faulty({ waitDone: overflow, waitSeen: undefined });
     for (let round = 0; round < 3; round++) {
       const ta = fresh();
       // Behind the main thread: a second sleeper; once both are queued, a

@@ -315,6 +315,10 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
   // live on the JS heap, which goes with the worker. The main thread is
   // torn down only with the process and keeps the cheaper deferreds.
   let pending = promisesInJs ? pendingPromises(binding) : null;
+  // This thread's "the woken outcome reached JS" word (src/napi/env.rs
+  // `wake_unconfirmed`): the binding sets it when a wait returns "ok", and
+  // writing 0 confirms it without a native call. Without it, waitDone().
+  const waitSeen = binding.waitSeen instanceof ArrayBuffer ? new Int32Array(binding.waitSeen) : null;
 
   /** DoWait steps 1-9, shared by wait and waitAsync. */
   function prepare(typedArray, index, value, timeout) {
@@ -417,7 +421,8 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
         // caller sees "ok"; the binding then passes the wake-up on to the
         // next waiter. Otherwise tell it the wake-up arrived.
         interruptPoint();
-        binding.waitDone();
+        if (waitSeen !== null) waitSeen[0] = 0;
+        else binding.waitDone();
       }
       done = true;
     } finally {

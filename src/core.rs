@@ -37,32 +37,16 @@ use once_cell::sync::OnceCell;
 
 use crate::deadline::{deadline_after, When};
 use crate::handshake::Due;
-use crate::parker::{ParkState, Parker};
+use crate::parker::Parker;
 use crate::registry::{Enqueued, Registry, WaiterId};
+use crate::sync_wait;
 use crate::timer::{Deadline, Timer};
 use crate::wake::{self, Cancelled, Mailbox, Settled, Signal, Woken};
 
 /// What a queue entry is: a parked thread, or an env's pending promise.
 pub type Waiter<S> = wake::Waiter<S, Parker, When>;
 
-/// A sync `wait` in progress on some thread, kept between its slices.
-pub struct SyncWait {
-  pub key: usize,
-  pub id: WaiterId,
-  pub parker: Arc<Parker>,
-  pub deadline: Option<Instant>,
-}
-
-/// How one slice of a sync wait ended ([`CoreApi::wait_slice`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slice {
-  /// A notify woke it, on this key: "ok".
-  Woken { key: usize },
-  /// Its deadline passed first: "timed-out".
-  TimedOut,
-  /// Neither yet: the caller returns to JS and comes back for the next.
-  Pending,
-}
+pub use crate::sync_wait::{Slice, SyncWait};
 
 /// The process-wide waiter state. See the module docs.
 pub struct Core<S> {
@@ -293,12 +277,16 @@ pub trait CoreApi<S>: Sync {
 
   /// Queues a sync waiter on `key` with a timeout of `timeout_ms` (>= 0;
   /// +∞ for none), if `still_expected()` holds under the bucket lock;
-  /// `None` for "not-equal". Then call [`wait_slice`](Self::wait_slice).
+  /// `None` for "not-equal". It parks on `parker`, the calling thread's
+  /// own, reused by each of its waits (reset here: the thread's previous
+  /// wait must have ended, through [`wait_slice`](Self::wait_slice) or
+  /// [`abandon_sync`](Self::abandon_sync)). Then call `wait_slice`.
   fn enqueue_sync(
     &'static self,
     key: usize,
     timeout_ms: f64,
     still_expected: &mut dyn FnMut() -> bool,
+    parker: &Arc<Parker>,
   ) -> Guarded<Option<SyncWait>>;
 
   /// Blocks for at most `slice` of the sync wait in `wait` and says how it
@@ -443,11 +431,12 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     key: usize,
     timeout_ms: f64,
     still_expected: &mut dyn FnMut() -> bool,
+    parker: &Arc<Parker>,
   ) -> Option<SyncWait> {
     // Everything that can fail comes before the waiter is queued: a panic
     // after that would leave it queued with nobody to end its wait.
     let deadline = deadline_after(timeout_ms);
-    let parker = Arc::new(Parker::new());
+    parker.reset();
     let enqueued = self
       .registry
       .enqueue_if(key, still_expected, |_| Waiter::Sync(parker.clone()));
@@ -457,44 +446,21 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     Some(SyncWait {
       key,
       id,
-      parker,
+      parker: parker.clone(),
       deadline,
     })
   }
 
   fn wait_slice(&'static self, wait: &mut Option<SyncWait>, slice: Duration) -> Option<Slice> {
-    let sync = wait.as_ref()?;
-    let slice_end = Instant::now() + slice;
-    let until = sync.deadline.map_or(slice_end, |d| d.min(slice_end));
-    if sync.parker.park_until(until) == ParkState::Woken {
-      let key = sync.key;
-      *wait = None;
-      return Some(Slice::Woken { key });
-    }
-    match sync.deadline {
-      Some(deadline) if Instant::now() >= deadline => {
-        let sync = wait.take()?;
-        if self.registry.remove(sync.key, sync.id).is_some() {
-          Some(Slice::TimedOut)
-        } else {
-          // A notify took us off the queue first and owns the outcome; its
-          // unpark is imminent.
-          sync.parker.park();
-          Some(Slice::Woken { key: sync.key })
-        }
-      }
-      _ => Some(Slice::Pending),
-    }
+    sync_wait::slice(&self.registry, wait, slice)
   }
 
   fn abandon_sync(&'static self, wait: &mut Option<SyncWait>) -> Option<usize> {
     let sync = wait.as_ref()?;
     // Sync timeouts are taken by the waiting thread itself, so a waiter
-    // gone from its queue was taken by a notify.
-    let unseen = match self.registry.remove(sync.key, sync.id) {
-      Some(_) => None,
-      None => Some(sync.key),
-    };
+    // gone from its queue was taken by a notify: `sync_wait::abandon` then
+    // waits for its imminent unpark, so that the parker can be reused.
+    let unseen = sync_wait::abandon(&self.registry, sync);
     // Only now: should anything above panic, the wait is still the
     // caller's, for another try.
     *wait = None;
@@ -579,9 +545,10 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     key: usize,
     timeout_ms: f64,
     still_expected: &mut dyn FnMut() -> bool,
+    parker: &Arc<Parker>,
   ) -> Guarded<Option<SyncWait>> {
     self.guarded("enqueue_sync", || {
-      Core::enqueue_sync(self, key, timeout_ms, still_expected)
+      Core::enqueue_sync(self, key, timeout_ms, still_expected, parker)
     })
   }
 

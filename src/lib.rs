@@ -6,7 +6,8 @@
 //!   epoch) and every operation on it; what the N-API layer calls.
 //! - [`registry`]: address-keyed FIFO wait queues; pure Rust, no N-API.
 //! - [`deadline`]: timeouts as instants, and async waiters' 8-byte deadline.
-//! - [`parker`]: blocking park/unpark for sync waiters.
+//! - [`parker`]: blocking park/unpark for sync waiters, on a futex; and
+//!   [`sync_wait`], how a sync wait ends (woken, timed out, abandoned).
 //! - [`slab`]: dense index-addressed storage for pending promises.
 //! - [`wake`]: the wake-up core: waking, delivering to envs' mailboxes,
 //!   passing on wake-ups of dead waiters; generic over what an env is.
@@ -17,11 +18,13 @@
 
 pub mod core;
 pub mod deadline;
+mod futex;
 pub mod handshake;
 pub mod parker;
 pub mod registry;
 pub mod slab;
 pub mod sync;
+pub mod sync_wait;
 pub mod timer;
 pub mod wake;
 

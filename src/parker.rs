@@ -1,14 +1,49 @@
 //! Blocking park/unpark for the synchronous `wait`.
 //!
-//! A [`Parker`] belongs to one sync waiter. The thread that takes the waiter
-//! out of the registry (a notify) calls [`Parker::unpark`]; the waiting thread
-//! sleeps in [`Parker::park_until`] for at most one slice at a time, so that
-//! it can go back to JS between slices and let `worker.terminate()` run
-//! (a Rust condvar wait is not interruptible by V8's termination).
+//! A [`Parker`] belongs to one thread and is reused by every sync wait it
+//! makes ([`Parker::reset`] starts a wait): a wait allocates nothing. The
+//! thread that takes the waiter out of the registry (a notify) calls
+//! [`Parker::unpark`]; the waiting thread sleeps in [`Parker::park_until`]
+//! for at most one slice at a time, so that it can go back to JS between
+//! slices and let `worker.terminate()` run (a blocking wait in Rust is not
+//! interruptible by V8's termination).
+//!
+//! The state is one word of a [`Futex`] (see `crate::sync`):
+//!
+//! | state     | meaning                                                    |
+//! |-----------|------------------------------------------------------------|
+//! | `WAITING` | nobody woke it yet, and it is not asleep                    |
+//! | `PARKED`  | nobody woke it yet, and it may be asleep on the futex       |
+//! | `WOKEN`   | a notify took it off its queue                              |
+//!
+//! `unpark` swaps in `WOKEN` and makes the wake-up system call only when
+//! it swapped out `PARKED`: a waiter still spinning costs its notifier no
+//! system call. Before sleeping, a waiter looks at the word a few times
+//! ([`Parker::spin`]; how long is `crate::sync::SPIN_ROUNDS`).
+//!
+//! **Reuse.** A notify's `unpark` runs after the registry's lock is gone, so
+//! it may come late; [`reset`](Parker::reset) must not undo it, or the next
+//! wait would start woken by a notify meant for this one (or the late swap
+//! would wake the next wait). So a wait ends only once no unpark for it is
+//! outstanding: it saw `WOKEN`, or it took its own waiter off the queue
+//! (then no notify has it), or, if a notify took it first, it waits in
+//! [`park`](Parker::park) for that unpark (see `crate::sync_wait`). What
+//! may still come late is only the wake-up system call of an unpark that
+//! already swapped: the futex then returns early, the word says
+//! `WAITING`/`PARKED`, and the waiter sleeps on. Model-checked in
+//! `tests/loom_sync_wait.rs`.
 
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{spin_round, Futex, Waited, SPIN_ROUNDS};
+
+/// Nobody woke it yet, and it is not asleep.
+const WAITING: u32 = 0;
+/// Nobody woke it yet, and it may be asleep on the futex.
+const PARKED: u32 = 1;
+/// A notify took it off its queue.
+const WOKEN: u32 = 2;
 
 /// Where a parked thread stands after a slice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,10 +54,11 @@ pub enum ParkState {
   Woken,
 }
 
+/// See the module docs.
 pub struct Parker {
-  /// Guarded by itself: set once, from `Waiting` to `Woken`.
-  state: Mutex<ParkState>,
-  condvar: Condvar,
+  /// `WAITING`, `PARKED` or `WOKEN`. Written by its thread (`reset`,
+  /// `WAITING` → `PARKED`) and by the one unpark of each wait (→ `WOKEN`).
+  state: Futex,
 }
 
 impl Default for Parker {
@@ -34,81 +70,88 @@ impl Default for Parker {
 impl Parker {
   pub fn new() -> Self {
     Parker {
-      state: Mutex::new(ParkState::Waiting),
-      condvar: Condvar::new(),
+      state: Futex::new(WAITING),
     }
   }
 
-  /// Sleeps until woken or until `until`, whichever comes first.
+  /// Starts a new wait on this parker, before its waiter is queued (the
+  /// queue's lock publishes this to the notifier that takes it). Only
+  /// when no unpark is outstanding: see the module docs.
+  pub fn reset(&self) {
+    self.state.word().store(WAITING, Ordering::Relaxed);
+  }
+
+  /// Whether it announced that it may be asleep, for a test to wait on.
+  pub fn parked_for_testing(&self) -> bool {
+    self.state.word().load(Ordering::SeqCst) == PARKED
+  }
+
+  /// Whether an unpark came.
+  fn woken(&self) -> bool {
+    self.state.word().load(Ordering::Acquire) == WOKEN
+  }
+
+  /// Spins a few rounds on the word, before sleeping: whether an unpark
+  /// came meanwhile.
+  pub fn spin(&self) -> bool {
+    for round in 0..SPIN_ROUNDS {
+      if self.woken() {
+        return true;
+      }
+      spin_round(round);
+    }
+    self.woken()
+  }
+
+  /// Marks it as maybe asleep: false if an unpark came first.
+  fn announce_sleep(&self) -> bool {
+    match self
+      .state
+      .word()
+      .compare_exchange(WAITING, PARKED, Ordering::Acquire, Ordering::Acquire)
+    {
+      Ok(_) => true,
+      Err(now) => now == PARKED,
+    }
+  }
+
+  /// Sleeps until woken or until `until`, whichever comes first (no spin:
+  /// see [`spin`](Self::spin)).
   pub fn park_until(&self, until: Instant) -> ParkState {
-    let mut state = self.state.lock();
-    while *state == ParkState::Waiting {
-      if self.condvar.wait_until(&mut state, until).timed_out() {
+    while self.announce_sleep() {
+      if self.state.wait(PARKED, Some(until)) == Waited::TimedOut {
         break;
       }
     }
-    *state
-  }
-
-  /// Sleeps until woken, however long: for a waiter that lost the race to
-  /// remove itself on timeout, whose notifier is about to call `unpark`.
-  pub fn park(&self) {
-    let mut state = self.state.lock();
-    while *state == ParkState::Waiting {
-      self.condvar.wait(&mut state);
+    if self.woken() {
+      ParkState::Woken
+    } else {
+      ParkState::Waiting
     }
   }
 
-  /// Wakes the parked thread. Called once, by the owner of the outcome.
+  /// Sleeps until woken, however long: for a waiter that lost the race to
+  /// take itself off its queue, whose notifier is about to call `unpark`.
+  pub fn park(&self) {
+    while self.announce_sleep() {
+      self.state.wait(PARKED, None);
+    }
+  }
+
+  /// Wakes the parked thread. Called once per wait, by the owner of the
+  /// outcome.
   pub fn unpark(&self) {
-    let mut state = self.state.lock();
-    *state = ParkState::Woken;
-    // Notify under the lock: the waiter may free the parker as soon as it
-    // sees `Woken`, and it cannot see it before we release the lock.
-    self.condvar.notify_one();
+    // After the swap the waiter may end its wait and start the next one
+    // (`reset`); the system call below then only makes that wait look
+    // again, which it survives (see the module docs).
+    if self.state.word().swap(WOKEN, Ordering::Release) == PARKED {
+      self.state.wake_one();
+    }
   }
 }
 
 impl crate::wake::Unpark for Parker {
   fn unpark(&self) {
     Parker::unpark(self);
-  }
-}
-
-#[cfg(test)]
-mod tests {
-  use super::*;
-  use std::sync::Arc;
-  use std::thread;
-  use std::time::Duration;
-
-  #[test]
-  fn slice_ends_without_wake() {
-    let parker = Parker::new();
-    let start = Instant::now();
-    assert_eq!(
-      parker.park_until(start + Duration::from_millis(5)),
-      ParkState::Waiting
-    );
-    assert!(start.elapsed() >= Duration::from_millis(5));
-  }
-
-  #[test]
-  fn unpark_before_park_is_not_lost() {
-    let parker = Parker::new();
-    parker.unpark();
-    assert_eq!(
-      parker.park_until(Instant::now() + Duration::from_secs(60)),
-      ParkState::Woken
-    );
-  }
-
-  #[test]
-  fn unpark_from_another_thread_wakes() {
-    let parker = Arc::new(Parker::new());
-    let other = parker.clone();
-    let waker = thread::spawn(move || other.unpark());
-    parker.park();
-    waker.join().unwrap();
   }
 }

@@ -10,6 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use atomics_waitasync::core::{Core, CoreApi, Panicked, Slice};
+use atomics_waitasync::parker::Parker;
 use atomics_waitasync::registry::Enqueued;
 use atomics_waitasync::wake::{Cancelled, Mailbox, Settled, Signal, Woken};
 
@@ -33,6 +34,11 @@ const KEY: usize = 0x1000;
 /// process), leaked: the notifier thread needs it for good.
 fn core() -> &'static Api {
   Box::leak(Box::new(Core::<Signals>::new(|| {})))
+}
+
+/// A thread's parker, for one test's sync waits.
+fn parker() -> Arc<Parker> {
+  Arc::new(Parker::new())
 }
 
 fn env() -> Env {
@@ -138,7 +144,7 @@ fn the_value_check_runs_under_the_lock_and_a_failed_one_queues_nothing() {
   assert_eq!(enqueued, Enqueued::NotEqual);
   assert_eq!(core.waiters(None).unwrap(), 0);
   assert!(core
-    .enqueue_sync(KEY, f64::INFINITY, &mut || false)
+    .enqueue_sync(KEY, f64::INFINITY, &mut || false, &parker())
     .unwrap()
     .is_none());
   assert_eq!(core.waiters(None).unwrap(), 0);
@@ -161,7 +167,9 @@ fn a_notifier_that_cannot_start_fails_the_wait_before_anything_is_queued() {
 #[test]
 fn a_sync_wait_is_woken_by_a_notify_from_another_thread() {
   let core = core();
-  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  let mut wait = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap();
   assert!(wait.is_some());
   let notifier = thread::spawn(move || {
     while core.notify(KEY, 1).unwrap() == 0 {
@@ -196,7 +204,9 @@ fn a_sync_wait_is_woken_by_a_notify_from_another_thread() {
 #[test]
 fn a_sync_wait_times_out_and_leaves_its_queue() {
   let core = core();
-  let mut wait = core.enqueue_sync(KEY, 1.0, &mut || true).unwrap();
+  let mut wait = core
+    .enqueue_sync(KEY, 1.0, &mut || true, &parker())
+    .unwrap();
   let end = loop {
     match core
       .wait_slice(&mut wait, Duration::from_millis(10))
@@ -215,7 +225,9 @@ fn a_sync_wait_times_out_and_leaves_its_queue() {
 #[test]
 fn a_sync_wait_with_a_zero_timeout_is_still_woken_if_notified_first() {
   let core = core();
-  let mut wait = core.enqueue_sync(KEY, 0.0, &mut || true).unwrap();
+  let mut wait = core
+    .enqueue_sync(KEY, 0.0, &mut || true, &parker())
+    .unwrap();
   assert_eq!(core.notify(KEY, 1).unwrap(), 1);
   // Its deadline has passed, but the notify owns the outcome.
   let end = core
@@ -228,7 +240,9 @@ fn a_sync_wait_with_a_zero_timeout_is_still_woken_if_notified_first() {
 fn an_abandoned_sync_wait_that_was_notified_passes_its_wake_up_on() {
   let core = core();
   let env = env();
-  let mut dying = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  let mut dying = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap();
   assert!(dying.is_some());
   queue(core, &env, 3, f64::INFINITY);
   assert_eq!(core.notify(KEY, 1).unwrap(), 1);
@@ -241,10 +255,59 @@ fn an_abandoned_sync_wait_that_was_notified_passes_its_wake_up_on() {
   assert_eq!(woken.iter().map(|w| w.slot).collect::<Vec<_>>(), [3]);
 }
 
+/// A thread reuses one parker for all its sync waits: a wait that a
+/// notify woke, or that was abandoned after a notify took it, leaves
+/// nothing behind that ends the next wait early.
+#[test]
+fn a_reused_parker_starts_each_wait_unwoken() {
+  let core = core();
+  let parker = parker();
+  let mut woken = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker)
+    .unwrap();
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1);
+  assert_eq!(
+    core
+      .wait_slice(&mut woken, Duration::from_millis(10))
+      .unwrap(),
+    Some(Slice::Woken { key: KEY })
+  );
+  let mut next = core.enqueue_sync(KEY, 1.0, &mut || true, &parker).unwrap();
+  let end = loop {
+    match core
+      .wait_slice(&mut next, Duration::from_millis(10))
+      .unwrap()
+    {
+      Some(Slice::Pending) => continue,
+      other => break other,
+    }
+  };
+  assert_eq!(end, Some(Slice::TimedOut), "after a woken wait");
+  let mut abandoned = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker)
+    .unwrap();
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1);
+  assert_eq!(core.abandon_sync(&mut abandoned).unwrap(), Some(KEY));
+  let mut next = core.enqueue_sync(KEY, 1.0, &mut || true, &parker).unwrap();
+  let end = loop {
+    match core
+      .wait_slice(&mut next, Duration::from_millis(10))
+      .unwrap()
+    {
+      Some(Slice::Pending) => continue,
+      other => break other,
+    }
+  };
+  assert_eq!(end, Some(Slice::TimedOut), "after an abandoned wait");
+  assert_eq!(core.waiters(None).unwrap(), 0);
+}
+
 #[test]
 fn an_abandoned_sync_wait_not_yet_notified_just_leaves() {
   let core = core();
-  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  let mut wait = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap();
   assert_eq!(core.abandon_sync(&mut wait).unwrap(), None);
   assert!(wait.is_none(), "ended");
   assert_eq!(core.waiters(None).unwrap(), 0);
@@ -393,7 +456,9 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
   assert_eq!(drain(core, &env).len(), 1);
 
   // A sync wait whose slice panics is still the caller's, to end.
-  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  let mut wait = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap();
   core.panic_for_testing("wait_slice", 1).unwrap();
   let slice = core.wait_slice(&mut wait, Duration::from_millis(10));
   assert_eq!(slice, Err(Panicked));
@@ -402,7 +467,9 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
 
   // So is one whose abandon panics: it is still queued, and ending it
   // again takes it off its queue, so that it takes no later wake-up.
-  let mut wait = core.enqueue_sync(KEY, f64::INFINITY, &mut || true).unwrap();
+  let mut wait = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
+    .unwrap();
   core.panic_for_testing("abandon_sync", 1).unwrap();
   assert_eq!(core.abandon_sync(&mut wait), Err(Panicked));
   assert!(wait.is_some(), "still the caller's");
@@ -410,4 +477,43 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
   assert_eq!(core.abandon_sync(&mut wait).unwrap(), None);
   assert!(wait.is_none(), "ended");
   assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
+}
+
+/// A sync wait whose abandon panicked is still queued with the thread's
+/// parker; a notify that takes it meanwhile unparks that parker. The retry
+/// hands the wake-up back (waiting for that unpark), after which the same
+/// parker starts the thread's next wait unwoken.
+#[test]
+fn an_abandon_retried_after_a_panic_leaves_the_parker_reusable() {
+  let core = core();
+  let env = env();
+  let parker = parker();
+  let mut stale = core
+    .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker)
+    .unwrap();
+  queue(core, &env, 3, f64::INFINITY);
+  core.panic_for_testing("abandon_sync", 1).unwrap();
+  assert_eq!(core.abandon_sync(&mut stale), Err(Panicked));
+  assert_eq!(core.notify(KEY, 1).unwrap(), 1, "the stale waiter");
+  assert_eq!(core.abandon_sync(&mut stale).unwrap(), Some(KEY));
+  assert!(stale.is_none(), "ended");
+  core.pass_on(&mut std::iter::once(KEY)).unwrap();
+  assert_eq!(
+    drain(core, &env).iter().map(|w| w.slot).collect::<Vec<_>>(),
+    [3]
+  );
+  let mut next = core
+    .enqueue_sync(KEY + 4, 1.0, &mut || true, &parker)
+    .unwrap();
+  let end = loop {
+    match core
+      .wait_slice(&mut next, Duration::from_millis(10))
+      .unwrap()
+    {
+      Some(Slice::Pending) => continue,
+      other => break other,
+    }
+  };
+  assert_eq!(end, Some(Slice::TimedOut), "woken by the stale notify");
+  assert_eq!(core.waiters(None).unwrap(), 0);
 }

@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 use napi::sys;
@@ -20,6 +21,7 @@ use super::core;
 use super::ffi::{check, Failure, Js, NResult};
 use crate::core::{Guarded, SyncWait};
 use crate::deadline::When;
+use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
 use crate::wake::{Cancelled, Mailbox, Signal, Woken};
@@ -148,11 +150,21 @@ pub struct EnvState {
   refed: bool,
   /// The sync `wait` in progress on this thread, kept between slices.
   pub sync_wait: Option<SyncWait>,
+  /// This thread's parker, reused by each of its sync waits: a wait
+  /// allocates nothing (see `crate::parker`).
+  pub parker: Arc<Parker>,
   /// The key of this thread's last sync wait that ended in "ok", until
-  /// JS confirms (`waitDone`) that it got past its interrupt point with it:
-  /// if the thread is terminated first, the wake-up never reached the
-  /// caller, and the teardown passes it on.
+  /// JS confirms that it got past its interrupt point with it (by writing
+  /// 0 into `wake_unconfirmed`, or else by calling `waitDone`): if the
+  /// thread is terminated first, the wake-up never reached the caller, and
+  /// the teardown passes it on.
   pub unseen_wake: Option<usize>,
+  /// 1 while `unseen_wake` is unconfirmed; JS writes 0 (lib/atomics.js,
+  /// through the `waitSeen` buffer over it) where it used to call
+  /// `waitDone`: one native call fewer per sync wait. Only this env's
+  /// thread reads or writes it. `None` where external buffers are not
+  /// allowed: JS then calls `waitDone`.
+  pub wake_unconfirmed: Option<Arc<AtomicI32>>,
   /// Keys of wake-ups this thread's sync waits got but its JS never saw
   /// (see [`EnvState::abandon_sync_wait`]) that the core could not pass on
   /// yet (it panicked, `CoreApi`): kept until it has.
@@ -220,14 +232,28 @@ impl EnvState {
   /// panics, what it did not do stays in the state, for the next call to
   /// do (the thread's next `wait()`, or the env's teardown): nothing is
   /// taken out of the state before the core has done its part.
+  ///
+  /// The parker is kept after a panic in `abandon_sync`: the wait, still
+  /// queued with it, stays in `sync_wait`, and no new wait starts (resets
+  /// the parker) before a retry here has ended it; a successful
+  /// `abandon_sync` leaves no unpark for it outstanding (`sync_wait`).
   pub fn abandon_sync_wait(&mut self) -> Guarded<()> {
+    // A wake-up the last wait returned as "ok" goes on unless JS
+    // confirmed it got there. First, so that a panic below leaves it in
+    // `unpassed` too.
+    let confirmed = self
+      .wake_unconfirmed
+      .as_ref()
+      .is_some_and(|word| word.load(Ordering::Relaxed) == 0);
+    self
+      .unpassed
+      .extend(self.unseen_wake.take().filter(|_| !confirmed));
     if self.sync_wait.is_some() {
       // Takes the wait out only if it returns Ok.
       if let Some(key) = core().abandon_sync(&mut self.sync_wait)? {
         self.unpassed.push(key);
       }
     }
-    self.unpassed.extend(self.unseen_wake.take());
     if !self.unpassed.is_empty() {
       // Should it panic part-way, all of them are tried again: a wake-up
       // too many beats a lost one.
@@ -235,6 +261,26 @@ impl EnvState {
       self.unpassed.clear();
     }
     Ok(())
+  }
+
+  /// A sync wait ended in "ok" on `key`: unconfirmed until JS says so.
+  pub fn woken(&mut self, key: usize) {
+    self.unseen_wake = Some(key);
+    if let Some(word) = &self.wake_unconfirmed {
+      word.store(1, Ordering::Relaxed);
+    }
+  }
+
+  /// After the core panicked in `enqueue_sync` or `wait_slice`
+  /// (`CoreApi`), this thread's parker may still be queued with no
+  /// `SyncWait` left to end it (a panic part-way through queueing it, or
+  /// through a timed-out slice's taking it off its queue), or due an
+  /// unpark that a notify has yet to make: a later wait that reused it
+  /// could end "ok" on a notify meant for the one before. The next wait
+  /// gets a new parker, which nothing stale can reach (the old one lives
+  /// on in whatever still holds it, `sync_wait` included).
+  pub fn retire_parker(&mut self) {
+    self.parker = Arc::new(Parker::new());
   }
 
   /// Calls this env's TSFN from its own thread, so that its mailbox is
@@ -301,7 +347,9 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     keep_alive: true,
     refed: false,
     sync_wait: None,
+    parker: Arc::new(Parker::new()),
     unseen_wake: None,
+    wake_unconfirmed: None,
     unpassed: Vec::new(),
   }))));
   // SAFETY: cell is alive until the cleanup hook frees it, which aborts

@@ -9,6 +9,8 @@
 use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::atomic::AtomicI32;
+use std::sync::Arc;
 
 use napi::sys;
 
@@ -403,6 +405,34 @@ impl Js {
     check(unsafe {
       sys::napi_create_external_arraybuffer(self.env, data, len, None, ptr::null_mut(), &mut buffer)
     })?;
+    Ok(buffer)
+  }
+
+  /// A 4-byte ArrayBuffer over `word`'s memory, which the buffer keeps
+  /// alive with a count of its own (dropped when it is collected).
+  pub fn word_arraybuffer(self, word: &Arc<AtomicI32>) -> NResult<sys::napi_value> {
+    /// Drops the buffer's count of the word.
+    ///
+    /// # Safety
+    /// N-API calls it once, with the hint given below.
+    unsafe extern "C" fn release(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
+      // SAFETY: `hint` is the `Arc::into_raw` below, released only here.
+      drop(unsafe { Arc::from_raw(hint.cast_const().cast::<AtomicI32>()) });
+    }
+    let data = Arc::as_ptr(word).cast_mut().cast::<c_void>();
+    let hint = Arc::into_raw(word.clone()).cast_mut().cast::<c_void>();
+    let mut buffer = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); `data` lives as long as
+    // the count in `hint`, which `release` drops when the buffer goes;
+    // buffer is a live local.
+    let status = unsafe {
+      sys::napi_create_external_arraybuffer(self.env, data, 4, Some(release), hint, &mut buffer)
+    };
+    if let Err(failure) = check(status) {
+      // SAFETY: not handed to N-API: the count is still ours to drop.
+      drop(unsafe { Arc::from_raw(hint.cast_const().cast::<AtomicI32>()) });
+      return Err(failure);
+    }
     Ok(buffer)
   }
 

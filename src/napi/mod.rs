@@ -428,7 +428,8 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
     state.abandon_sync_wait()?;
     // SAFETY: `array`, a JS argument of this call, roots the buffer.
     let mut still_expected = || unsafe { holds(&location, want) };
-    let Some(sync) = core.enqueue_sync(location.key, timeout_ms, &mut still_expected)? else {
+    let enqueued = core.enqueue_sync(location.key, timeout_ms, &mut still_expected, &state.parker);
+    let Some(sync) = enqueued.inspect_err(|_| state.retire_parker())? else {
       return Ok(code::NOT_EQUAL);
     };
     state.sync_wait = Some(sync);
@@ -451,13 +452,16 @@ fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
 }
 
 /// Parks for one slice of the current sync wait and says how it stands.
-/// (If the core panics, the wait stays in `state`, for `waitAbandon` or
-/// the env's teardown to end.)
+/// (If the core panics, the wait stays in `state`, for `waitAbandon`, the
+/// next wait or the env's teardown to end, unless the panic came while it
+/// took a timed-out wait off its queue; either way the next wait gets a
+/// new parker: see `EnvState::retire_parker`.)
 fn park_slice(core: &'static Core, state: &mut env::EnvState) -> NResult<f64> {
-  Ok(match core.wait_slice(&mut state.sync_wait, SYNC_SLICE)? {
+  let slice = core.wait_slice(&mut state.sync_wait, SYNC_SLICE);
+  Ok(match slice.inspect_err(|_| state.retire_parker())? {
     None => code::OK,
     Some(Slice::Woken { key }) => {
-      state.unseen_wake = Some(key);
+      state.woken(key);
       code::OK
     }
     Some(Slice::TimedOut) => code::TIMED_OUT,
@@ -467,7 +471,7 @@ fn park_slice(core: &'static Core, state: &mut env::EnvState) -> NResult<f64> {
 
 /// `waitDone()`: the sync wait that just returned "ok" got past its
 /// interrupt point, so its wake-up reached the caller (see
-/// `EnvState::unseen_wake`).
+/// `EnvState::unseen_wake`). Only where there is no `waitSeen` buffer.
 fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
   env::with_state(js, |state| {
     state.unseen_wake = None;
@@ -610,6 +614,19 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   ];
   js.define_functions(exports.raw(), &functions)
     .map_err(to_napi)?;
+  // This env's "the woken outcome reached JS" word
+  // (`EnvState::wake_unconfirmed`), read-only like the functions. Left
+  // out where external buffers are not allowed: JS then calls `waitDone`.
+  let word = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+  if let Ok(buffer) = js.word_arraybuffer(&word) {
+    env::with_state(js, |state| {
+      state.wake_unconfirmed = Some(word);
+      Ok(())
+    })
+    .map_err(to_napi)?;
+    js.define_value(exports.raw(), "waitSeen", buffer)
+      .map_err(to_napi)?;
+  }
   Ok(())
 }
 

@@ -1,0 +1,97 @@
+//! A sync `wait` in progress, and how it ends: woken by the notify that
+//! took its waiter off its queue, or by its deadline, or abandoned (its
+//! caller will see no outcome). Pure Rust over the registry and the
+//! parker, apart from the rest of the core, so that
+//! `tests/loom_sync_wait.rs` model-checks this very code.
+//!
+//! Invariants:
+//! - **One owner per outcome.** A waiter whose deadline passed, or whose
+//!   wait is abandoned, takes itself off its queue; if a notify took it
+//!   first, the notify owns the outcome: "ok" (or, abandoned, a wake-up
+//!   for the caller to pass on).
+//! - **No unpark outlives its wait.** A wait ends only once no unpark
+//!   for it is outstanding (it saw it, or nobody took its waiter), so the
+//!   thread's parker can be reset for its next wait (see `crate::parker`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::parker::{ParkState, Parker};
+use crate::registry::{Registry, WaiterId};
+
+/// A sync `wait` in progress on some thread, kept between its slices.
+pub struct SyncWait {
+  pub key: usize,
+  pub id: WaiterId,
+  /// The thread's parker, reset for this wait.
+  pub parker: Arc<Parker>,
+  pub deadline: Option<Instant>,
+}
+
+/// How one slice of a sync wait ended ([`slice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slice {
+  /// A notify woke it, on this key: "ok".
+  Woken { key: usize },
+  /// Its deadline passed first: "timed-out".
+  TimedOut,
+  /// Neither yet: the caller returns to JS and comes back for the next.
+  Pending,
+}
+
+/// Blocks for at most `slice` of the sync wait in `wait` and says how it
+/// stands; a wait that ended is taken out of `wait`.
+pub fn slice<W>(
+  registry: &Registry<W>,
+  wait: &mut Option<SyncWait>,
+  slice: Duration,
+) -> Option<Slice> {
+  let sync = wait.as_ref()?;
+  // A notify that comes while it spins needs no clock read (a system call
+  // where there is no vDSO: under valgrind, say).
+  if sync.parker.spin() {
+    let key = sync.key;
+    *wait = None;
+    return Some(Slice::Woken { key });
+  }
+  let slice_end = Instant::now() + slice;
+  let until = sync.deadline.map_or(slice_end, |d| d.min(slice_end));
+  if sync.parker.park_until(until) == ParkState::Woken {
+    let key = sync.key;
+    *wait = None;
+    return Some(Slice::Woken { key });
+  }
+  match sync.deadline {
+    Some(deadline) if Instant::now() >= deadline => Some(time_out(registry, wait.take()?)),
+    _ => Some(Slice::Pending),
+  }
+}
+
+/// Ends a sync wait whose deadline passed: "timed-out" if it takes its
+/// waiter off its queue, else a notify took it first and owns the outcome
+/// ("ok"): its unpark is imminent, and waited for.
+pub fn time_out<W>(registry: &Registry<W>, wait: SyncWait) -> Slice {
+  match abandon(registry, &wait) {
+    None => Slice::TimedOut,
+    Some(key) => Slice::Woken { key },
+  }
+}
+
+/// Ends a sync wait whose caller will see no outcome: its waiter leaves
+/// its queue. The key of a wake-up it already got, if a notify took it
+/// first: for the caller to pass on. Either way, no unpark for it is
+/// outstanding when this returns. (It borrows the wait: the caller drops
+/// it only once this has returned, so that after a panic here it can try
+/// again, `CoreApi::abandon_sync`.)
+pub fn abandon<W>(registry: &Registry<W>, wait: &SyncWait) -> Option<usize> {
+  match registry.remove(wait.key, wait.id) {
+    Some(_) => None,
+    None => {
+      // A notify took it off its queue and is about to unpark it (it does
+      // so without waiting for anything). Wait for that unpark, so that it
+      // cannot land on this thread's next wait.
+      wait.parker.park();
+      Some(wait.key)
+    }
+  }
+}

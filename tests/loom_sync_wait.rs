@@ -1,0 +1,152 @@
+//! Model checking of the sync wait with loom: the very same
+//! `src/parker.rs` (its futex state word, spin and sleep) and
+//! `src/sync_wait.rs` (how a wait's slice ends), compiled against loom's
+//! atomics and a model futex (`tests/common/loom_futex.rs`), under every
+//! interleaving with a notify on another thread.
+//!
+//! What each model asserts is what a user relies on: a notify that
+//! counted a sync waiter wakes it, or its wake-up goes on, never lost
+//! (the waiter does not also report "timed-out"); and a thread's parker,
+//! reused by its next wait, is never woken by a notify meant for the
+//! wait before. A lost unpark shows as a deadlock, which loom reports.
+
+#[path = "common/loom_sync.rs"]
+mod loom_sync;
+
+#[path = "common/loom_futex.rs"]
+mod loom_futex;
+
+mod sync {
+  pub use super::loom_futex::{spin_round, Futex, Waited, SPIN_ROUNDS};
+  pub use super::loom_sync::*;
+}
+
+#[path = "../src/registry.rs"]
+#[allow(dead_code, reason = "only part of the registry is exercised here")]
+mod registry;
+
+#[path = "../src/wake.rs"]
+#[allow(dead_code, reason = "only `Unpark` is used here")]
+mod wake;
+
+#[path = "../src/parker.rs"]
+#[allow(dead_code, reason = "its test hook is for tests/parker.rs")]
+mod parker;
+
+#[path = "../src/sync_wait.rs"]
+#[allow(dead_code, reason = "only part of the sync wait is exercised here")]
+mod sync_wait;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use loom::thread;
+use parker::Parker;
+use registry::{Enqueued, Registry};
+use sync_wait::{Slice, SyncWait};
+
+type TestRegistry = Registry<Arc<Parker>>;
+
+const KEY: usize = 0x1000;
+const OTHER_KEY: usize = 0x2000;
+
+/// `Core::enqueue_sync`: the thread's parker, reset, queued on `key`;
+/// its deadline already passed, so a slice that sees no unpark ends it.
+fn enqueue(registry: &TestRegistry, parker: &Arc<Parker>, key: usize) -> SyncWait {
+  parker.reset();
+  match registry.enqueue_if(key, || true, |_| parker.clone()) {
+    Enqueued::Queued(id) => SyncWait {
+      key,
+      id,
+      parker: parker.clone(),
+      deadline: Some(Instant::now()),
+    },
+    Enqueued::NotEqual => unreachable!("the check passed"),
+  }
+}
+
+/// `Core::notify` of one, with `wake::wake`'s unpark of a sync waiter.
+fn notify(registry: &TestRegistry, key: usize) -> usize {
+  let woken = registry.dequeue(key, 1);
+  let n = woken.len();
+  for (_, parker) in woken {
+    parker.unpark();
+  }
+  n
+}
+
+fn notifier(registry: &Arc<TestRegistry>, key: usize) -> thread::JoinHandle<usize> {
+  let registry = registry.clone();
+  thread::spawn(move || notify(&registry, key))
+}
+
+/// A sync wait's last slice, its deadline passed, against a notify: the
+/// waiter takes itself off its queue ("timed-out") or, if the notify took
+/// it first, waits for its unpark and reports "ok". Never both, never
+/// neither.
+#[test]
+fn timeout_against_notify_loses_no_wake_up() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let parker = Arc::new(Parker::new());
+    let mut wait = Some(enqueue(&registry, &parker, KEY));
+    let notifier = notifier(&registry, KEY);
+    let end = sync_wait::slice(&registry, &mut wait, Duration::ZERO);
+    let woke = notifier.join().unwrap();
+    assert!(wait.is_none(), "the wait ended");
+    match end {
+      Some(Slice::Woken { key: KEY }) => assert_eq!(woke, 1, "woken by nobody"),
+      Some(Slice::TimedOut) => assert_eq!(woke, 0, "a counted wake-up was lost"),
+      other => panic!("{other:?}"),
+    }
+    assert!(registry.is_empty());
+  });
+}
+
+/// A wait abandoned (its JS loop threw, or its thread is terminated)
+/// against a notify, then the thread's next wait on the same parker, on an
+/// element nobody notifies: the notify's unpark, however late, must not
+/// wake that next wait. The abandoned wait's wake-up, if it got one, is
+/// handed back to be passed on.
+#[test]
+fn a_late_unpark_does_not_wake_the_next_wait() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let parker = Arc::new(Parker::new());
+    let first = enqueue(&registry, &parker, KEY);
+    let notifier = notifier(&registry, KEY);
+    let unseen = sync_wait::abandon(&registry, &first);
+    let mut next = Some(enqueue(&registry, &parker, OTHER_KEY));
+    let end = sync_wait::slice(&registry, &mut next, Duration::ZERO);
+    assert_eq!(
+      end,
+      Some(Slice::TimedOut),
+      "woken by a notify for another wait"
+    );
+    let woke = notifier.join().unwrap();
+    assert_eq!(unseen, (woke == 1).then_some(KEY), "the wake-up goes on");
+    assert!(registry.is_empty());
+  });
+}
+
+/// A wait woken in its slice, then the next wait on the same parker times
+/// out: the unpark that ended the first (its system call may come after
+/// the reset) is not seen by the second.
+#[test]
+fn a_woken_wait_leaves_the_next_one_unwoken() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let parker = Arc::new(Parker::new());
+    let mut first = Some(enqueue(&registry, &parker, KEY));
+    let notifier = notifier(&registry, KEY);
+    // Sleep until the notify: no deadline.
+    if let Some(wait) = first.as_mut() {
+      wait.deadline = None;
+    }
+    parker.park();
+    let mut next = Some(enqueue(&registry, &parker, OTHER_KEY));
+    let end = sync_wait::slice(&registry, &mut next, Duration::ZERO);
+    assert_eq!(end, Some(Slice::TimedOut));
+    assert_eq!(notifier.join().unwrap(), 1);
+  });
+}
