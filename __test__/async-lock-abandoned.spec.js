@@ -84,7 +84,13 @@ describe('AsyncLock: nothing taken or queued for nobody (review F1, F6)', functi
   this.timeout(60000);
 
   it('without %Promise%, a then that throws on any call: the lock ends free, nothing queued', async () => {
-    const worker = new Worker(source, { eval: true, workerData: { root } });
+    // The package must load after the globals are replaced: keep the forced
+    // polyfill run's preload (__test__/setup-polyfill.js, inherited through
+    // execArgv) from loading it first, which would find %Promise% and make
+    // no call to the replaced then at all.
+    const env = Object.assign({}, process.env);
+    delete env.ATOMICS_WAITASYNC_TEST_POLYFILL;
+    const worker = new Worker(source, { eval: true, workerData: { root }, env });
     try {
       const reports = await new Promise((resolve, reject) => {
         worker.once('message', resolve);

@@ -94,4 +94,20 @@ function runNodeAsync(args, options = {}) {
   });
 }
 
-module.exports = { root, fixture, until, startWorker, runNode, runNodeAsync };
+/**
+ * Whether this engine's Atomics take a typed array over a plain ArrayBuffer
+ * (ES2020). Node 12 and 14 take shared arrays only: there the package's
+ * notify cannot read the registry's "may be waiting" counts (an external,
+ * non-shared buffer) and always makes the native call (lib/atomics.js
+ * `makeSkippingNotify`).
+ */
+const atomicsTakeUnshared = (() => {
+  try {
+    Atomics.add(new Int32Array(1), 0, 0);
+    return true;
+  } catch (_) {
+    return false;
+  }
+})();
+
+module.exports = { root, fixture, until, startWorker, runNode, runNodeAsync, atomicsTakeUnshared };

@@ -13,15 +13,21 @@ const { Worker } = require('worker_threads');
 const { waitAsync, notify, wait } = require('..');
 const binding = require('../binding');
 const { skippingNotify } = require('../lib/atomics');
-const { fixture, runNodeAsync } = require('./helpers');
+const { fixture, runNodeAsync, atomicsTakeUnshared } = require('./helpers');
 
 describe('notify skips the native call only when nobody can be waiting', function () {
   this.timeout(120000);
 
   it('the binding handed the counts, addressOf and notifyAt to lib/atomics.js, and keeps none of them', () => {
     // The package took the kit when it loaded: its notify skips (the tests
-    // below would pass vacuously through the plain notify otherwise) ...
-    assert.notStrictEqual(skippingNotify(binding), binding.notify, 'the package has the kit');
+    // below would pass vacuously through the plain notify otherwise), except
+    // where the engine's Atomics refuse the counts' plain buffer (Node 12
+    // and 14): there it notifies through the plain notify ...
+    if (atomicsTakeUnshared) {
+      assert.notStrictEqual(skippingNotify(binding), binding.notify, 'the package has the kit');
+    } else {
+      assert.strictEqual(skippingNotify(binding), binding.notify, 'the plain notify');
+    }
     // ... and nobody else can have it (issue-binding-after-load.spec.js).
     assert.strictEqual(binding.takeFastNotify(), undefined);
     for (const key of Reflect.ownKeys(binding)) {

@@ -15,7 +15,7 @@ const assert = require('assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { root, fixture, runNodeAsync } = require('./helpers');
+const { root, fixture, runNodeAsync, atomicsTakeUnshared } = require('./helpers');
 
 const BINARY = require('../binding')[Symbol.for('atomics-waitasync.binaryPath')];
 const { version } = require('../package.json');
@@ -173,7 +173,7 @@ describe('issue: two copies of the package in one process', function () {
       assert.deepStrictEqual(
         report,
         {
-          hasKit: Array(4).fill([true, true]),
+          hasKit: Array(4).fill([atomicsTakeUnshared, atomicsTakeUnshared]),
           woken: [1, 1, 1, 1],
           values: ['ok', 'ok', 'ok', 'ok'],
           end: [0, 0],
