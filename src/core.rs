@@ -190,9 +190,11 @@ impl AsyncDeadline {
 /// - `enqueue_async`, `enqueue_sync`: nothing; the waiter was not queued
 ///   (every step that can fail comes before it is, and waking the notifier
 ///   after it is caught inside). The caller frees what it set aside.
-/// - `notify`: waiters may have been taken off their queue without all
-///   being woken. A retry (lib/atomics.js's slow path makes one) may then
-///   wake more than `count`; none may leave some of them asleep.
+/// - `notify`: async waiters may have been taken off their queue without
+///   being delivered, and lost with their outcome; every sync waiter it
+///   took is unparked all the same (see [`wake::wake`]), so none is left
+///   asleep. A retry (lib/atomics.js's slow path makes one) may then wake
+///   more than `count`: a wake-up too many beats a lost one.
 /// - `withdraw`, `take_back`: the waiter may or may not have left its queue.
 /// - `pass_on`: some of the wake-ups may have gone on. The caller keeps the
 ///   keys and tries again later: a wake-up too many beats a lost one.

@@ -71,7 +71,8 @@ pub trait Signal {
   fn signal(&self) -> bool;
 }
 
-/// Wakes a parked sync waiter.
+/// Wakes a parked sync waiter. Must not panic: it also runs while a
+/// panic unwinds ([`wake`]'s guard), where a second panic aborts.
 pub trait Unpark {
   fn unpark(&self);
 }
@@ -163,6 +164,13 @@ impl<S: Signal> Mailbox<S> {
 /// (`Settled::Woken`) cancels the waiter's deadline through
 /// `cancel_deadline`. Wake-ups whose env is going away go on to the next
 /// waiters ([`pass_on`]).
+///
+/// Every sync waiter in `woken` is unparked even if something here panics
+/// part-way (`cancel_deadline`, a [`Signal`] that breaks its contract, an
+/// allocation): one left asleep would sleep for good, since a sync wait
+/// whose deadline passes and that finds itself gone from its queue waits
+/// for its unpark with no bound (`crate::sync_wait::abandon`). Async
+/// waiters not yet delivered are lost with their outcome.
 pub fn wake<S: Signal, P: Unpark, D: Copy>(
   registry: &Registry<Waiter<S, P, D>>,
   cancel_deadline: &impl Fn(D, WaiterId),
@@ -187,7 +195,10 @@ fn wake_into<S: Signal, P: Unpark, D: Copy>(
   // One env per batch, usually one waiter: no allocation for it.
   let mut batch: SmallVec<[Woken; 1]> = SmallVec::new();
   let mut batch_env: Option<Arc<Mailbox<S>>> = None;
-  for (key, id, waiter) in woken {
+  // Should anything below panic, the guard unparks, as it unwinds, the
+  // sync waiters not reached yet (see `wake`).
+  let mut rest = UnparkRest(woken.into_iter());
+  for (key, id, waiter) in &mut rest.0 {
     match waiter {
       Waiter::Sync(parker) => parker.unpark(),
       Waiter::Async {
@@ -215,6 +226,25 @@ fn wake_into<S: Signal, P: Unpark, D: Copy>(
   }
   if let Some(current) = batch_env {
     deliver(&current, &batch, unseen);
+  }
+}
+
+/// Waiters taken off their queues and not woken yet: when dropped, any
+/// left (a panic cut the wake short) that are sync are unparked.
+struct UnparkRest<I, S, P: Unpark, D>(I)
+where
+  I: Iterator<Item = (usize, WaiterId, Waiter<S, P, D>)>;
+
+impl<I, S, P: Unpark, D> Drop for UnparkRest<I, S, P, D>
+where
+  I: Iterator<Item = (usize, WaiterId, Waiter<S, P, D>)>,
+{
+  fn drop(&mut self) {
+    for (_, _, waiter) in &mut self.0 {
+      if let Waiter::Sync(parker) = waiter {
+        parker.unpark();
+      }
+    }
   }
 }
 
