@@ -198,10 +198,8 @@ impl AsyncDeadline {
 /// - `withdraw`, `take_back`: the waiter may or may not have left its queue.
 /// - `pass_on`: some of the wake-ups may have gone on. The caller keeps the
 ///   keys and tries again later: a wake-up too many beats a lost one.
-/// - `abandon_sync`: the wait is still in the caller's `Option`, for
-///   another try.
-/// - `wait_slice`: likewise, but for a panic while it takes a timed-out
-///   wait off its queue.
+/// - `abandon_sync`, `wait_slice`: the wait is still in the caller's
+///   `Option`, for another try (its waiter may still be queued).
 /// - `drain`: the mailbox may still hold what it held, with no signal on
 ///   its way (it signals only when it goes from empty to not): the env's
 ///   thread signals itself, to drain again.

@@ -62,16 +62,24 @@ pub fn slice<W>(
     return Some(Slice::Woken { key });
   }
   match sync.deadline {
-    Some(deadline) if Instant::now() >= deadline => Some(time_out(registry, wait.take()?)),
+    Some(deadline) if Instant::now() >= deadline => {
+      let end = time_out(registry, sync);
+      // Only now: should taking its waiter off its queue panic, the wait
+      // is still the caller's, to end (`CoreApi::abandon_sync`), not a
+      // waiter left queued with nobody to end it.
+      *wait = None;
+      Some(end)
+    }
     _ => Some(Slice::Pending),
   }
 }
 
 /// Ends a sync wait whose deadline passed: "timed-out" if it takes its
 /// waiter off its queue, else a notify took it first and owns the outcome
-/// ("ok"): its unpark is imminent, and waited for.
-pub fn time_out<W>(registry: &Registry<W>, wait: SyncWait) -> Slice {
-  match abandon(registry, &wait) {
+/// ("ok"): its unpark is imminent, and waited for. (It borrows the wait,
+/// as [`abandon`] does.)
+pub fn time_out<W>(registry: &Registry<W>, wait: &SyncWait) -> Slice {
+  match abandon(registry, wait) {
     None => Slice::TimedOut,
     Some(key) => Slice::Woken { key },
   }
