@@ -40,6 +40,7 @@ mod sync_wait;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use loom::cell::UnsafeCell;
 use loom::thread;
 use parker::Parker;
 use registry::{Enqueued, Registry};
@@ -148,5 +149,86 @@ fn a_woken_wait_leaves_the_next_one_unwoken() {
     let end = sync_wait::slice(&registry, &mut next, Duration::ZERO);
     assert_eq!(end, Some(Slice::TimedOut));
     assert_eq!(notifier.join().unwrap(), 1);
+  });
+}
+
+/// Data the notifier wrote before its notify, read by the waiter once its
+/// slice says "ok": a JS caller relies on this (the notifier stores, then
+/// notifies; the woken waiter loads). Whatever the path (woken while it
+/// spins, while it sleeps, or after losing the race to take itself off
+/// its queue), the unpark's write happens before the waiter's read; loom
+/// reports a causality violation if not (review item 3: the parker's
+/// Release swap, its Acquire load of the word or its Acquire
+/// compare-exchange weakened to Relaxed).
+#[test]
+#[expect(
+  clippy::arc_with_non_send_sync,
+  reason = "loom's model threads need no Send; loom itself checks every access to the cell"
+)]
+fn a_woken_wait_sees_what_its_notifier_wrote() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let parker = Arc::new(Parker::new());
+    let data = Arc::new(UnsafeCell::new(0u32));
+    let mut wait = Some(enqueue(&registry, &parker, KEY));
+    let notifier = {
+      let (registry, data) = (registry.clone(), data.clone());
+      thread::spawn(move || {
+        data.with_mut(|d| {
+          // SAFETY: the only write; loom checks that it happens before
+          // the waiter's read, and reports a causality violation if not.
+          unsafe { *d = 1 }
+        });
+        notify(&registry, KEY)
+      })
+    };
+    if let Some(Slice::Woken { key: KEY }) = sync_wait::slice(&registry, &mut wait, Duration::ZERO)
+    {
+      assert_eq!(
+        data.with(|d| {
+          // SAFETY: after the unpark, which comes after the only write
+          // (loom checks it).
+          unsafe { *d }
+        }),
+        1
+      );
+    }
+    notifier.join().unwrap();
+  });
+}
+
+/// The same at the parker itself, through `park`: its loop ends on
+/// seeing the unpark (a failed compare-exchange), and what the unparking
+/// thread wrote before is visible after.
+#[test]
+#[expect(
+  clippy::arc_with_non_send_sync,
+  reason = "loom's model threads need no Send; loom itself checks every access to the cell"
+)]
+fn park_sees_what_the_unparking_thread_wrote() {
+  loom::model(|| {
+    let parker = Arc::new(Parker::new());
+    let data = Arc::new(UnsafeCell::new(0u32));
+    let unparker = {
+      let (parker, data) = (parker.clone(), data.clone());
+      thread::spawn(move || {
+        data.with_mut(|d| {
+          // SAFETY: the only write; loom checks that it happens before
+          // the waiter's read, and reports a causality violation if not.
+          unsafe { *d = 1 }
+        });
+        parker.unpark();
+      })
+    };
+    parker.park();
+    assert_eq!(
+      data.with(|d| {
+        // SAFETY: after the unpark, which comes after the only write
+        // (loom checks it).
+        unsafe { *d }
+      }),
+      1
+    );
+    unparker.join().unwrap();
   });
 }
