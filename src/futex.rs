@@ -9,7 +9,7 @@
 //! word still holds `expected` when it goes to sleep (checked atomically
 //! against [`Futex::wake_one`]), and it may return early for no reason;
 //! callers re-check the word and loop. `tests/loom_sync_wait.rs` swaps in
-//! a model of exactly that (`tests/common/loom_sync.rs`).
+//! a model of exactly that (`tests/common/loom_futex.rs`).
 
 use std::sync::atomic::AtomicU32;
 use std::time::Instant;

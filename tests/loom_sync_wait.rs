@@ -9,6 +9,9 @@
 //! (the waiter does not also report "timed-out"); and a thread's parker,
 //! reused by its next wait, is never woken by a notify meant for the
 //! wait before. A lost unpark shows as a deadlock, which loom reports.
+//! The model futex lets any wake-up call end any sleep on the word,
+//! including one meant for an earlier wait, so the parker's loops are
+//! exercised against early returns too.
 
 #[path = "common/loom_sync.rs"]
 mod loom_sync;
@@ -50,6 +53,7 @@ type TestRegistry = Registry<Arc<Parker>>;
 
 const KEY: usize = 0x1000;
 const OTHER_KEY: usize = 0x2000;
+const THIRD_KEY: usize = 0x3000;
 
 /// `Core::enqueue_sync`: the thread's parker, reset, queued on `key`;
 /// its deadline already passed, so a slice that sees no unpark ends it.
@@ -230,5 +234,44 @@ fn park_sees_what_the_unparking_thread_wrote() {
       1
     );
     unparker.join().unwrap();
+  });
+}
+
+/// A wake-up system call comes late, from the notify of a wait that has
+/// already ended (it saw the swap to `WOKEN` first), and lands in the
+/// thread's next wait: the futex returns early with the word unchanged.
+/// The next wait must sleep on. Here that wait is abandoned after a
+/// second notify took it, so it waits in `park` for that notify's unpark;
+/// had the stray wake-up ended `park` (review item 4: a `park` without its
+/// loop), the second unpark would land on the third wait. And a slice's
+/// sleep ended by a stray wake-up must not say "ok" (a `park_until` that
+/// took any return of the futex for a wake-up).
+#[test]
+fn a_late_wake_up_call_ends_no_later_wait() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let parker = Arc::new(Parker::new());
+    let mut first = Some(enqueue(&registry, &parker, KEY));
+    let first_notifier = notifier(&registry, KEY);
+    let first_end = sync_wait::slice(&registry, &mut first, Duration::ZERO);
+    let second = enqueue(&registry, &parker, OTHER_KEY);
+    let second_notifier = notifier(&registry, OTHER_KEY);
+    let unseen = sync_wait::abandon(&registry, &second);
+    let mut third = Some(enqueue(&registry, &parker, THIRD_KEY));
+    let third_end = sync_wait::slice(&registry, &mut third, Duration::ZERO);
+    assert_eq!(
+      third_end,
+      Some(Slice::TimedOut),
+      "woken by a notify for another wait"
+    );
+    let woke = first_notifier.join().unwrap();
+    match first_end {
+      Some(Slice::Woken { key: KEY }) => assert_eq!(woke, 1, "woken by nobody"),
+      Some(Slice::TimedOut) => assert_eq!(woke, 0, "a counted wake-up was lost"),
+      other => panic!("{other:?}"),
+    }
+    let woke = second_notifier.join().unwrap();
+    assert_eq!(unseen, (woke == 1).then_some(OTHER_KEY));
+    assert!(registry.is_empty());
   });
 }
