@@ -164,18 +164,27 @@ fn a_notifier_that_cannot_start_fails_the_wait_before_anything_is_queued() {
   assert_eq!(core.waiters(None).unwrap(), 0);
 }
 
+/// The notifier starts first and notifies until it finds the waiter, so
+/// its notify races with the wait: before it is queued (counts none, and
+/// tries again), while it spins, or while it sleeps.
 #[test]
 fn a_sync_wait_is_woken_by_a_notify_from_another_thread() {
   let core = core();
+  let start = Arc::new(std::sync::Barrier::new(2));
+  let notifier = {
+    let start = start.clone();
+    thread::spawn(move || {
+      start.wait();
+      while core.notify(KEY, 1).unwrap() == 0 {
+        thread::yield_now();
+      }
+    })
+  };
+  start.wait();
   let mut wait = core
     .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
     .unwrap();
   assert!(wait.is_some());
-  let notifier = thread::spawn(move || {
-    while core.notify(KEY, 1).unwrap() == 0 {
-      thread::yield_now();
-    }
-  });
   let mut slices = 0;
   let end = loop {
     match core
