@@ -389,13 +389,12 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
   }
 
   fn notify(&'static self, key: usize, count: usize) -> usize {
-    let woken = self.registry.dequeue(key, count);
-    let n = woken.len();
-    self.wake(
-      woken.into_iter().map(|(id, w)| (key, id, w)),
-      Settled::Woken,
-    );
-    n
+    wake::notify(
+      &self.registry,
+      &|at, id| self.cancel_deadline(at, id),
+      key,
+      count,
+    )
   }
 
   fn withdraw(&'static self, key: usize, id: WaiterId, deadline: Option<When>) -> bool {
@@ -436,19 +435,14 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     // Everything that can fail comes before the waiter is queued: a panic
     // after that would leave it queued with nobody to end its wait.
     let deadline = deadline_after(timeout_ms);
-    parker.reset();
-    let enqueued = self
-      .registry
-      .enqueue_if(key, still_expected, |_| Waiter::Sync(parker.clone()));
-    let Enqueued::Queued(id) = enqueued else {
-      return None;
-    };
-    Some(SyncWait {
+    sync_wait::enqueue(
+      &self.registry,
       key,
-      id,
-      parker: parker.clone(),
       deadline,
-    })
+      parker,
+      still_expected,
+      Waiter::Sync,
+    )
   }
 
   fn wait_slice(&'static self, wait: &mut Option<SyncWait>, slice: Duration) -> Option<Slice> {

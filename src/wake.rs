@@ -158,6 +158,25 @@ impl<S: Signal> Mailbox<S> {
   }
 }
 
+/// `notify`: takes up to `count` waiters off `key`'s queue, oldest first,
+/// and wakes them ([`wake`]); says how many.
+pub fn notify<S: Signal, P: Unpark, D: Copy>(
+  registry: &Registry<Waiter<S, P, D>>,
+  cancel_deadline: &impl Fn(D, WaiterId),
+  key: usize,
+  count: usize,
+) -> usize {
+  let woken = registry.dequeue(key, count);
+  let n = woken.len();
+  wake(
+    registry,
+    cancel_deadline,
+    woken.into_iter().map(|(id, w)| (key, id, w)),
+    Settled::Woken,
+  );
+  n
+}
+
 /// Wakes waiters taken off their queues, after the registry lock is gone:
 /// unparks sync ones, and delivers async ones to their envs, one batch per
 /// run of the same env. Each comes with the key it was queued on. A notify

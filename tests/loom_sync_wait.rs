@@ -29,7 +29,7 @@ mod sync {
 mod registry;
 
 #[path = "../src/wake.rs"]
-#[allow(dead_code, reason = "only `Unpark` is used here")]
+#[allow(dead_code, reason = "only the sync waiters' part is used here")]
 mod wake;
 
 #[path = "../src/parker.rs"]
@@ -46,38 +46,43 @@ use std::time::{Duration, Instant};
 use loom::cell::UnsafeCell;
 use loom::thread;
 use parker::Parker;
-use registry::{Enqueued, Registry};
+use registry::Registry;
 use sync_wait::{Slice, SyncWait};
 
-type TestRegistry = Registry<Arc<Parker>>;
+/// An env signal the models never give: they queue only sync waiters.
+struct NoEnv;
+
+impl wake::Signal for NoEnv {
+  fn signal(&self) -> bool {
+    unreachable!("no async waiter in these models")
+  }
+}
+
+/// The core's queue entry (`core::Waiter`), over the model's parker.
+type TestRegistry = Registry<wake::Waiter<NoEnv, Parker, u64>>;
 
 const KEY: usize = 0x1000;
 const OTHER_KEY: usize = 0x2000;
 const THIRD_KEY: usize = 0x3000;
 
-/// `Core::enqueue_sync`: the thread's parker, reset, queued on `key`;
-/// its deadline already passed, so a slice that sees no unpark ends it.
+/// `Core::enqueue_sync`, through the same `sync_wait::enqueue`: the
+/// thread's parker, reset, queued on `key`; its deadline already passed,
+/// so a slice that sees no unpark ends it.
 fn enqueue(registry: &TestRegistry, parker: &Arc<Parker>, key: usize) -> SyncWait {
-  parker.reset();
-  match registry.enqueue_if(key, || true, |_| parker.clone()) {
-    Enqueued::Queued(id) => SyncWait {
-      key,
-      id,
-      parker: parker.clone(),
-      deadline: Some(Instant::now()),
-    },
-    Enqueued::NotEqual => unreachable!("the check passed"),
-  }
+  sync_wait::enqueue(
+    registry,
+    key,
+    Some(Instant::now()),
+    parker,
+    || true,
+    wake::Waiter::Sync,
+  )
+  .expect("the check passed")
 }
 
-/// `Core::notify` of one, with `wake::wake`'s unpark of a sync waiter.
+/// `Core::notify` of one, through the same `wake::notify`.
 fn notify(registry: &TestRegistry, key: usize) -> usize {
-  let woken = registry.dequeue(key, 1);
-  let n = woken.len();
-  for (_, parker) in woken {
-    parker.unpark();
-  }
-  n
+  wake::notify(registry, &|_, _| {}, key, 1)
 }
 
 fn notifier(registry: &Arc<TestRegistry>, key: usize) -> thread::JoinHandle<usize> {
@@ -99,6 +104,29 @@ fn timeout_against_notify_loses_no_wake_up() {
     let end = sync_wait::slice(&registry, &mut wait, Duration::ZERO);
     let woke = notifier.join().unwrap();
     assert!(wait.is_none(), "the wait ended");
+    match end {
+      Some(Slice::Woken { key: KEY }) => assert_eq!(woke, 1, "woken by nobody"),
+      Some(Slice::TimedOut) => assert_eq!(woke, 0, "a counted wake-up was lost"),
+      other => panic!("{other:?}"),
+    }
+    assert!(registry.is_empty());
+  });
+}
+
+/// A notify that races with the enqueue itself (it starts first): it
+/// finds nothing, or takes the waiter and unparks it the moment it is
+/// queued. The parker is reset before the waiter is queued
+/// (`sync_wait::enqueue`); a reset after would undo that unpark, and the
+/// waiter, gone from its queue, would wait in `abandon` for good.
+#[test]
+fn a_notify_racing_with_the_enqueue_loses_no_wake_up() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let parker = Arc::new(Parker::new());
+    let notifier = notifier(&registry, KEY);
+    let mut wait = Some(enqueue(&registry, &parker, KEY));
+    let end = sync_wait::slice(&registry, &mut wait, Duration::ZERO);
+    let woke = notifier.join().unwrap();
     match end {
       Some(Slice::Woken { key: KEY }) => assert_eq!(woke, 1, "woken by nobody"),
       Some(Slice::TimedOut) => assert_eq!(woke, 0, "a counted wake-up was lost"),

@@ -65,17 +65,10 @@ fn queue_async(
 
 fn no_deadlines(_: u64, _: u64) {}
 
-/// A notify of one: the wake-up goes wherever the core sends it.
+/// A notify: the wake-up goes wherever the core sends it (`Core::notify`
+/// is the same `wake::notify`).
 fn notify(registry: &TestRegistry, key: usize, count: usize) -> usize {
-  let woken = registry.dequeue(key, count);
-  let n = woken.len();
-  wake(
-    registry,
-    &no_deadlines,
-    woken.into_iter().map(|(id, w)| (key, id, w)),
-    Settled::Woken,
-  );
-  n
+  atomics_waitasync::wake::notify(registry, &no_deadlines, key, count)
 }
 
 fn drained(env: &Mailbox<Signals>) -> Vec<u32> {
