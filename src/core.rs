@@ -190,16 +190,16 @@ impl AsyncDeadline {
 /// - `enqueue_async`, `enqueue_sync`: nothing; the waiter was not queued
 ///   (every step that can fail comes before it is, and waking the notifier
 ///   after it is caught inside). The caller frees what it set aside.
-/// - `notify`: waiters may have been taken off their queue without all
-///   being woken. A retry (lib/atomics.js's slow path makes one) may then
-///   wake more than `count`; none may leave some of them asleep.
+/// - `notify`: async waiters may have been taken off their queue without
+///   being delivered, and lost with their outcome; every sync waiter it
+///   took is unparked all the same (see [`wake::wake`]), so none is left
+///   asleep. A retry (lib/atomics.js's slow path makes one) may then wake
+///   more than `count`: a wake-up too many beats a lost one.
 /// - `withdraw`, `take_back`: the waiter may or may not have left its queue.
 /// - `pass_on`: some of the wake-ups may have gone on. The caller keeps the
 ///   keys and tries again later: a wake-up too many beats a lost one.
-/// - `abandon_sync`: the wait is still in the caller's `Option`, for
-///   another try.
-/// - `wait_slice`: likewise, but for a panic while it takes a timed-out
-///   wait off its queue.
+/// - `abandon_sync`, `wait_slice`: the wait is still in the caller's
+///   `Option`, for another try (its waiter may still be queued).
 /// - `drain`: the mailbox may still hold what it held, with no signal on
 ///   its way (it signals only when it goes from empty to not): the env's
 ///   thread signals itself, to drain again.
@@ -389,13 +389,12 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
   }
 
   fn notify(&'static self, key: usize, count: usize) -> usize {
-    let woken = self.registry.dequeue(key, count);
-    let n = woken.len();
-    self.wake(
-      woken.into_iter().map(|(id, w)| (key, id, w)),
-      Settled::Woken,
-    );
-    n
+    wake::notify(
+      &self.registry,
+      &|at, id| self.cancel_deadline(at, id),
+      key,
+      count,
+    )
   }
 
   fn withdraw(&'static self, key: usize, id: WaiterId, deadline: Option<When>) -> bool {
@@ -436,19 +435,14 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     // Everything that can fail comes before the waiter is queued: a panic
     // after that would leave it queued with nobody to end its wait.
     let deadline = deadline_after(timeout_ms);
-    parker.reset();
-    let enqueued = self
-      .registry
-      .enqueue_if(key, still_expected, |_| Waiter::Sync(parker.clone()));
-    let Enqueued::Queued(id) = enqueued else {
-      return None;
-    };
-    Some(SyncWait {
+    sync_wait::enqueue(
+      &self.registry,
       key,
-      id,
-      parker: parker.clone(),
       deadline,
-    })
+      parker,
+      still_expected,
+      Waiter::Sync,
+    )
   }
 
   fn wait_slice(&'static self, wait: &mut Option<SyncWait>, slice: Duration) -> Option<Slice> {

@@ -9,7 +9,7 @@
 //! word still holds `expected` when it goes to sleep (checked atomically
 //! against [`Futex::wake_one`]), and it may return early for no reason;
 //! callers re-check the word and loop. `tests/loom_sync_wait.rs` swaps in
-//! a model of exactly that (`tests/common/loom_sync.rs`).
+//! a model of exactly that (`tests/common/loom_futex.rs`).
 
 use std::sync::atomic::AtomicU32;
 use std::time::Instant;
@@ -47,6 +47,43 @@ impl Futex {
   }
 }
 
+/// The futex system call and the timeout it takes, laid out as the kernel
+/// reads it. Not `libc::timespec`: on 32-bit targets its `time_t` is 64
+/// bits wide where the libc crate is built for 64-bit time (musl 1.2's
+/// layout, glibc's `_TIME_BITS=64`), and `SYS_futex` there reads two
+/// 32-bit `long`s: it would take the seconds' high half for nanoseconds
+/// (EINVAL, or the wrong timeout on big-endian). A relative timeout needs
+/// no 64-bit seconds, so the old call with its own layout serves on every
+/// kernel (`futex_time64` needs Linux 5.1, and the libc crate names it on
+/// riscv32 only). riscv32 has only `futex_time64`; x32's `futex` takes
+/// 64-bit fields.
+#[cfg(target_os = "linux")]
+mod sys {
+  #[cfg(not(any(
+    target_arch = "riscv32",
+    all(target_arch = "x86_64", target_pointer_width = "32")
+  )))]
+  pub type Field = libc::c_long;
+  #[cfg(any(
+    target_arch = "riscv32",
+    all(target_arch = "x86_64", target_pointer_width = "32")
+  ))]
+  pub type Field = i64;
+
+  /// `__kernel_old_timespec` for `SYS_futex` (two `long`s), or
+  /// `__kernel_timespec` where the call takes that (two `i64`s).
+  #[repr(C)]
+  pub struct Timespec {
+    pub tv_sec: Field,
+    pub tv_nsec: Field,
+  }
+
+  #[cfg(not(target_arch = "riscv32"))]
+  pub use libc::SYS_futex as FUTEX;
+  #[cfg(target_arch = "riscv32")]
+  pub use libc::SYS_futex_time64 as FUTEX;
+}
+
 #[cfg(target_os = "linux")]
 impl Futex {
   /// Sleeps while the word holds `expected`, until [`wake_one`](Self::wake_one)
@@ -60,27 +97,36 @@ impl Futex {
           return Waited::TimedOut;
         }
         let left = until - now;
-        Some(libc::timespec {
-          tv_sec: left.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
-          tv_nsec: left.subsec_nanos() as libc::c_long,
+        // Seconds past the field's range (68 years with 32 bits) are cut
+        // off: the wait then times out early, and says "look again".
+        let secs = sys::Field::try_from(left.as_secs()).unwrap_or(sys::Field::MAX);
+        Some(sys::Timespec {
+          tv_sec: secs,
+          tv_nsec: sys::Field::from(left.subsec_nanos() as i32),
         })
       }
     };
+    let cut_short = timeout
+      .as_ref()
+      .is_some_and(|t| t.tv_sec == sys::Field::MAX);
     let timeout_ptr = timeout
       .as_ref()
-      .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+      .map_or(std::ptr::null(), |t| t as *const sys::Timespec);
     // SAFETY: the word is a live, aligned u32 for the length of the call;
     // FUTEX_WAIT reads it and the (relative) timeout, writes nothing.
     let r = unsafe {
       libc::syscall(
-        libc::SYS_futex,
+        sys::FUTEX,
         self.word.as_ptr(),
         libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
         expected,
         timeout_ptr,
       )
     };
-    if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ETIMEDOUT) {
+    if r == -1
+      && !cut_short
+      && std::io::Error::last_os_error().raw_os_error() == Some(libc::ETIMEDOUT)
+    {
       Waited::TimedOut
     } else {
       // Woken, EAGAIN (the word changed first), EINTR: look again.
@@ -94,7 +140,7 @@ impl Futex {
     // is read or written through it.
     unsafe {
       libc::syscall(
-        libc::SYS_futex,
+        sys::FUTEX,
         self.word.as_ptr(),
         libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
         1,

@@ -133,8 +133,8 @@ pub trait Port {
 /// The deadlines that have come due, handed to the expire callback, which
 /// takes them one at a time (it is an iterator, earliest first). Those it
 /// has not taken when it panics go back to the loop, which hands them over
-/// again (but for the first, dropped, when it panicked having taken none);
-/// those it leaves when it returns normally are dropped.
+/// again (the first a little later, when it panicked having taken none:
+/// see [`run`]); those it leaves when it returns normally are dropped.
 pub struct Due<T> {
   items: VecDeque<((u64, u64), T)>,
 }
@@ -153,16 +153,36 @@ impl<T> Iterator for Due<T> {
 
 impl<T> ExactSizeIterator for Due<T> {}
 
+/// How long the first deadline of a batch whose expire callback panicked
+/// before taking anything waits before it is handed over again, in the
+/// deadlines' units (nanoseconds for the real thread): at first, and at
+/// most. It doubles each time the same deadline fails so.
+pub const RETRY_FIRST: u64 = 1_000_000;
+pub const RETRY_MAX: u64 = 1_000_000_000;
+
 /// The notifier thread's loop: reads every message, hands every deadline
 /// that has passed to `on_expire` (earliest first; a panic in it is
-/// caught, and what it had not taken yet is handed over again, but for
-/// the first if it took none: each round makes progress), then
+/// caught, and what it had not taken yet is handed over again), then
 /// sleeps until the earliest deadline left, through the handshake. Returns
 /// once [`Port::alone`].
+///
+/// A callback that panicked before taking even the first deadline would
+/// panic again at once on the same batch, forever. That first deadline
+/// goes back a little later ([`RETRY_FIRST`], doubling each time it fails
+/// again, up to [`RETRY_MAX`]), so that each round makes progress with the
+/// others and a callback that always panics costs a call now and then,
+/// not a hot loop. It is never dropped: its waiter still times out if the
+/// callback recovers. (Under its new deadline a cancel no longer finds
+/// it; it is then handed over for nothing, which the callback must
+/// tolerate anyway, as the real one does: its waiter is gone.)
 pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(&mut Due<P::Item>)) {
   // Ordered by (deadline, id): both the heap (its first entry is the next
   // to expire) and the index a cancel needs.
   let mut deadlines: BTreeMap<(u64, u64), P::Item> = BTreeMap::new();
+  // By id: how long each deadline put back later waits if it fails again.
+  // Empty unless a callback panicked; an entry goes once its deadline is
+  // taken.
+  let mut retry: BTreeMap<u64, u64> = BTreeMap::new();
   loop {
     // Take every message already queued before looking at the clock, so
     // a burst of adds and cancels costs one wake-up.
@@ -193,21 +213,36 @@ pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(&
     port.held(deadlines.len());
     if !due.items.is_empty() {
       let handed = due.items.len();
+      // Once some deadline failed: the ids handed, to forget those taken.
+      let retried: Vec<u64> = if retry.is_empty() {
+        Vec::new()
+      } else {
+        due.items.iter().map(|&((_, id), _)| id).collect()
+      };
       // A panic ends this call only, not the thread (a dead notifier would
       // never time anything out again), and loses nothing the callback
       // had not taken: that goes back, to be handed over next time round.
-      if let Err(payload) =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_expire(&mut due)))
-      {
+      let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_expire(&mut due)));
+      let taken = handed - due.items.len();
+      for id in retried.iter().take(taken) {
+        retry.remove(id);
+      }
+      if let Err(payload) = outcome {
         // Its Drop could panic, outside any catch: leak it (a few bytes,
         // once per panic) rather than let it end the thread.
         std::mem::forget(payload);
-        if due.items.len() == handed {
-          // It panicked before taking even the first: handed over again,
-          // the same batch would panic again at once, forever. Drop the
-          // first (its deadline never fires), so that each round makes
-          // progress.
-          due.items.pop_front();
+        if taken == 0 {
+          // It panicked before taking even the first: that one goes back
+          // a little later (see the doc above).
+          if let Some(((at, id), item)) = due.items.pop_front() {
+            let wait = retry
+              .get(&id)
+              .map_or(RETRY_FIRST, |w| (w * 2).min(RETRY_MAX));
+            retry.insert(id, wait);
+            // Never NO_DEADLINE, which would mean no deadline at all.
+            let later = now.max(at).saturating_add(wait).min(NO_DEADLINE - 1);
+            deadlines.insert((later, id), item);
+          }
         }
         deadlines.extend(due.items);
       }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::parker::{ParkState, Parker};
-use crate::registry::{Registry, WaiterId};
+use crate::registry::{Enqueued, Registry, WaiterId};
 
 /// A sync `wait` in progress on some thread, kept between its slices.
 pub struct SyncWait {
@@ -26,6 +26,34 @@ pub struct SyncWait {
   /// The thread's parker, reset for this wait.
   pub parker: Arc<Parker>,
   pub deadline: Option<Instant>,
+}
+
+/// Starts a sync wait on `key`: resets the thread's `parker` (its previous
+/// wait must have ended: see `crate::parker`), then queues the waiter that
+/// `waiter` makes of it, if `still_expected()` holds under the bucket
+/// lock; `None` for "not-equal". The reset comes first: once queued, a
+/// notify may unpark it at once, and a reset after that would undo it.
+/// (`Core::enqueue_sync` and `tests/loom_sync_wait.rs` both start their
+/// waits here.)
+pub fn enqueue<W>(
+  registry: &Registry<W>,
+  key: usize,
+  deadline: Option<Instant>,
+  parker: &Arc<Parker>,
+  still_expected: impl FnOnce() -> bool,
+  waiter: impl FnOnce(Arc<Parker>) -> W,
+) -> Option<SyncWait> {
+  parker.reset();
+  let enqueued = registry.enqueue_if(key, still_expected, |_| waiter(parker.clone()));
+  let Enqueued::Queued(id) = enqueued else {
+    return None;
+  };
+  Some(SyncWait {
+    key,
+    id,
+    parker: parker.clone(),
+    deadline,
+  })
 }
 
 /// How one slice of a sync wait ended ([`slice`]).
@@ -62,16 +90,24 @@ pub fn slice<W>(
     return Some(Slice::Woken { key });
   }
   match sync.deadline {
-    Some(deadline) if Instant::now() >= deadline => Some(time_out(registry, wait.take()?)),
+    Some(deadline) if Instant::now() >= deadline => {
+      let end = time_out(registry, sync);
+      // Only now: should taking its waiter off its queue panic, the wait
+      // is still the caller's, to end (`CoreApi::abandon_sync`), not a
+      // waiter left queued with nobody to end it.
+      *wait = None;
+      Some(end)
+    }
     _ => Some(Slice::Pending),
   }
 }
 
 /// Ends a sync wait whose deadline passed: "timed-out" if it takes its
 /// waiter off its queue, else a notify took it first and owns the outcome
-/// ("ok"): its unpark is imminent, and waited for.
-pub fn time_out<W>(registry: &Registry<W>, wait: SyncWait) -> Slice {
-  match abandon(registry, &wait) {
+/// ("ok"): its unpark is imminent, and waited for. (It borrows the wait,
+/// as [`abandon`] does.)
+pub fn time_out<W>(registry: &Registry<W>, wait: &SyncWait) -> Slice {
+  match abandon(registry, wait) {
     None => Slice::TimedOut,
     Some(key) => Slice::Woken { key },
   }

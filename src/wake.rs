@@ -71,7 +71,8 @@ pub trait Signal {
   fn signal(&self) -> bool;
 }
 
-/// Wakes a parked sync waiter.
+/// Wakes a parked sync waiter. Must not panic: it also runs while a
+/// panic unwinds ([`wake`]'s guard), where a second panic aborts.
 pub trait Unpark {
   fn unpark(&self);
 }
@@ -157,12 +158,38 @@ impl<S: Signal> Mailbox<S> {
   }
 }
 
+/// `notify`: takes up to `count` waiters off `key`'s queue, oldest first,
+/// and wakes them ([`wake`]); says how many.
+pub fn notify<S: Signal, P: Unpark, D: Copy>(
+  registry: &Registry<Waiter<S, P, D>>,
+  cancel_deadline: &impl Fn(D, WaiterId),
+  key: usize,
+  count: usize,
+) -> usize {
+  let woken = registry.dequeue(key, count);
+  let n = woken.len();
+  wake(
+    registry,
+    cancel_deadline,
+    woken.into_iter().map(|(id, w)| (key, id, w)),
+    Settled::Woken,
+  );
+  n
+}
+
 /// Wakes waiters taken off their queues, after the registry lock is gone:
 /// unparks sync ones, and delivers async ones to their envs, one batch per
 /// run of the same env. Each comes with the key it was queued on. A notify
 /// (`Settled::Woken`) cancels the waiter's deadline through
 /// `cancel_deadline`. Wake-ups whose env is going away go on to the next
 /// waiters ([`pass_on`]).
+///
+/// Every sync waiter in `woken` is unparked even if something here panics
+/// part-way (`cancel_deadline`, a [`Signal`] that breaks its contract, an
+/// allocation): one left asleep would sleep for good, since a sync wait
+/// whose deadline passes and that finds itself gone from its queue waits
+/// for its unpark with no bound (`crate::sync_wait::abandon`). Async
+/// waiters not yet delivered are lost with their outcome.
 pub fn wake<S: Signal, P: Unpark, D: Copy>(
   registry: &Registry<Waiter<S, P, D>>,
   cancel_deadline: &impl Fn(D, WaiterId),
@@ -187,7 +214,10 @@ fn wake_into<S: Signal, P: Unpark, D: Copy>(
   // One env per batch, usually one waiter: no allocation for it.
   let mut batch: SmallVec<[Woken; 1]> = SmallVec::new();
   let mut batch_env: Option<Arc<Mailbox<S>>> = None;
-  for (key, id, waiter) in woken {
+  // Should anything below panic, the guard unparks, as it unwinds, the
+  // sync waiters not reached yet (see `wake`).
+  let mut rest = UnparkRest(woken.into_iter());
+  for (key, id, waiter) in &mut rest.0 {
     match waiter {
       Waiter::Sync(parker) => parker.unpark(),
       Waiter::Async {
@@ -215,6 +245,25 @@ fn wake_into<S: Signal, P: Unpark, D: Copy>(
   }
   if let Some(current) = batch_env {
     deliver(&current, &batch, unseen);
+  }
+}
+
+/// Waiters taken off their queues and not woken yet: when dropped, any
+/// left (a panic cut the wake short) that are sync are unparked.
+struct UnparkRest<I, S, P: Unpark, D>(I)
+where
+  I: Iterator<Item = (usize, WaiterId, Waiter<S, P, D>)>;
+
+impl<I, S, P: Unpark, D> Drop for UnparkRest<I, S, P, D>
+where
+  I: Iterator<Item = (usize, WaiterId, Waiter<S, P, D>)>,
+{
+  fn drop(&mut self) {
+    for (_, _, waiter) in &mut self.0 {
+      if let Waiter::Sync(parker) = waiter {
+        parker.unpark();
+      }
+    }
   }
 }
 

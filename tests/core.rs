@@ -164,18 +164,27 @@ fn a_notifier_that_cannot_start_fails_the_wait_before_anything_is_queued() {
   assert_eq!(core.waiters(None).unwrap(), 0);
 }
 
+/// The notifier starts first and notifies until it finds the waiter, so
+/// its notify races with the wait: before it is queued (counts none, and
+/// tries again), while it spins, or while it sleeps.
 #[test]
 fn a_sync_wait_is_woken_by_a_notify_from_another_thread() {
   let core = core();
+  let start = Arc::new(std::sync::Barrier::new(2));
+  let notifier = {
+    let start = start.clone();
+    thread::spawn(move || {
+      start.wait();
+      while core.notify(KEY, 1).unwrap() == 0 {
+        thread::yield_now();
+      }
+    })
+  };
+  start.wait();
   let mut wait = core
     .enqueue_sync(KEY, f64::INFINITY, &mut || true, &parker())
     .unwrap();
   assert!(wait.is_some());
-  let notifier = thread::spawn(move || {
-    while core.notify(KEY, 1).unwrap() == 0 {
-      thread::yield_now();
-    }
-  });
   let mut slices = 0;
   let end = loop {
     match core
@@ -516,4 +525,57 @@ fn an_abandon_retried_after_a_panic_leaves_the_parker_reusable() {
   };
   assert_eq!(end, Some(Slice::TimedOut), "woken by the stale notify");
   assert_eq!(core.waiters(None).unwrap(), 0);
+}
+
+/// A signal that panics, breaking its must-not-panic contract: for a
+/// panic part-way through a notify.
+struct PanickingSignal;
+
+impl Signal for PanickingSignal {
+  fn signal(&self) -> bool {
+    panic!("the signal panics");
+  }
+}
+
+/// Review item 1: a notify that panics part-way through waking what it
+/// dequeued (here in the first env's signal) used to leave the sync
+/// waiter behind the panic dequeued but never unparked. Its wait has a
+/// timeout: the last slice finds it gone from its queue and waits for the
+/// notify's unpark, with no bound, so the thread (a main thread, or a
+/// worker whose teardown then hangs process exit) slept for good. The
+/// wait ends "ok", on another thread, within a bounded time.
+#[test]
+fn a_sync_waiter_behind_a_panic_in_notify_still_wakes() {
+  let core: &'static dyn CoreApi<PanickingSignal> =
+    Box::leak(Box::new(Core::<PanickingSignal>::new(|| {})));
+  let (panics, other) = (
+    Arc::new(Mailbox::new(PanickingSignal)),
+    Arc::new(Mailbox::new(PanickingSignal)),
+  );
+  for (env, slot) in [(&panics, 0), (&other, 1)] {
+    let queued = core.enqueue_async(KEY, None, &mut || true, env, slot);
+    assert!(matches!(queued, Ok(Enqueued::Queued(_))));
+  }
+  let mut wait = core
+    .enqueue_sync(KEY, 50.0, &mut || true, &parker())
+    .unwrap();
+  assert!(wait.is_some());
+  // Delivering to the first env panics when the second env's waiter comes
+  // up, before the sync waiter behind them is reached.
+  assert_eq!(core.notify(KEY, 3), Err(Panicked));
+  assert_eq!(core.waiters(None).unwrap(), 0, "all three dequeued");
+  let (done, ended) = std::sync::mpsc::channel();
+  thread::spawn(move || {
+    let end = loop {
+      match core.wait_slice(&mut wait, Duration::from_millis(10)) {
+        Ok(Some(Slice::Pending)) => continue,
+        other => break other,
+      }
+    };
+    let _ = done.send(end);
+  });
+  let end = ended
+    .recv_timeout(Duration::from_secs(10))
+    .expect("the sync waiter is still asleep after 10 s");
+  assert_eq!(end, Ok(Some(Slice::Woken { key: KEY })));
 }

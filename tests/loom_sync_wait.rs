@@ -9,6 +9,9 @@
 //! (the waiter does not also report "timed-out"); and a thread's parker,
 //! reused by its next wait, is never woken by a notify meant for the
 //! wait before. A lost unpark shows as a deadlock, which loom reports.
+//! The model futex lets any wake-up call end any sleep on the word,
+//! including one meant for an earlier wait, so the parker's loops are
+//! exercised against early returns too.
 
 #[path = "common/loom_sync.rs"]
 mod loom_sync;
@@ -26,7 +29,7 @@ mod sync {
 mod registry;
 
 #[path = "../src/wake.rs"]
-#[allow(dead_code, reason = "only `Unpark` is used here")]
+#[allow(dead_code, reason = "only the sync waiters' part is used here")]
 mod wake;
 
 #[path = "../src/parker.rs"]
@@ -40,39 +43,46 @@ mod sync_wait;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use loom::cell::UnsafeCell;
 use loom::thread;
 use parker::Parker;
-use registry::{Enqueued, Registry};
+use registry::Registry;
 use sync_wait::{Slice, SyncWait};
 
-type TestRegistry = Registry<Arc<Parker>>;
+/// An env signal the models never give: they queue only sync waiters.
+struct NoEnv;
 
-const KEY: usize = 0x1000;
-const OTHER_KEY: usize = 0x2000;
-
-/// `Core::enqueue_sync`: the thread's parker, reset, queued on `key`;
-/// its deadline already passed, so a slice that sees no unpark ends it.
-fn enqueue(registry: &TestRegistry, parker: &Arc<Parker>, key: usize) -> SyncWait {
-  parker.reset();
-  match registry.enqueue_if(key, || true, |_| parker.clone()) {
-    Enqueued::Queued(id) => SyncWait {
-      key,
-      id,
-      parker: parker.clone(),
-      deadline: Some(Instant::now()),
-    },
-    Enqueued::NotEqual => unreachable!("the check passed"),
+impl wake::Signal for NoEnv {
+  fn signal(&self) -> bool {
+    unreachable!("no async waiter in these models")
   }
 }
 
-/// `Core::notify` of one, with `wake::wake`'s unpark of a sync waiter.
+/// The core's queue entry (`core::Waiter`), over the model's parker.
+type TestRegistry = Registry<wake::Waiter<NoEnv, Parker, u64>>;
+
+const KEY: usize = 0x1000;
+const OTHER_KEY: usize = 0x2000;
+const THIRD_KEY: usize = 0x3000;
+
+/// `Core::enqueue_sync`, through the same `sync_wait::enqueue`: the
+/// thread's parker, reset, queued on `key`; its deadline already passed,
+/// so a slice that sees no unpark ends it.
+fn enqueue(registry: &TestRegistry, parker: &Arc<Parker>, key: usize) -> SyncWait {
+  sync_wait::enqueue(
+    registry,
+    key,
+    Some(Instant::now()),
+    parker,
+    || true,
+    wake::Waiter::Sync,
+  )
+  .expect("the check passed")
+}
+
+/// `Core::notify` of one, through the same `wake::notify`.
 fn notify(registry: &TestRegistry, key: usize) -> usize {
-  let woken = registry.dequeue(key, 1);
-  let n = woken.len();
-  for (_, parker) in woken {
-    parker.unpark();
-  }
-  n
+  wake::notify(registry, &|_, _| {}, key, 1)
 }
 
 fn notifier(registry: &Arc<TestRegistry>, key: usize) -> thread::JoinHandle<usize> {
@@ -94,6 +104,29 @@ fn timeout_against_notify_loses_no_wake_up() {
     let end = sync_wait::slice(&registry, &mut wait, Duration::ZERO);
     let woke = notifier.join().unwrap();
     assert!(wait.is_none(), "the wait ended");
+    match end {
+      Some(Slice::Woken { key: KEY }) => assert_eq!(woke, 1, "woken by nobody"),
+      Some(Slice::TimedOut) => assert_eq!(woke, 0, "a counted wake-up was lost"),
+      other => panic!("{other:?}"),
+    }
+    assert!(registry.is_empty());
+  });
+}
+
+/// A notify that races with the enqueue itself (it starts first): it
+/// finds nothing, or takes the waiter and unparks it the moment it is
+/// queued. The parker is reset before the waiter is queued
+/// (`sync_wait::enqueue`); a reset after would undo that unpark, and the
+/// waiter, gone from its queue, would wait in `abandon` for good.
+#[test]
+fn a_notify_racing_with_the_enqueue_loses_no_wake_up() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let parker = Arc::new(Parker::new());
+    let notifier = notifier(&registry, KEY);
+    let mut wait = Some(enqueue(&registry, &parker, KEY));
+    let end = sync_wait::slice(&registry, &mut wait, Duration::ZERO);
+    let woke = notifier.join().unwrap();
     match end {
       Some(Slice::Woken { key: KEY }) => assert_eq!(woke, 1, "woken by nobody"),
       Some(Slice::TimedOut) => assert_eq!(woke, 0, "a counted wake-up was lost"),
@@ -148,5 +181,125 @@ fn a_woken_wait_leaves_the_next_one_unwoken() {
     let end = sync_wait::slice(&registry, &mut next, Duration::ZERO);
     assert_eq!(end, Some(Slice::TimedOut));
     assert_eq!(notifier.join().unwrap(), 1);
+  });
+}
+
+/// Data the notifier wrote before its notify, read by the waiter once its
+/// slice says "ok": a JS caller relies on this (the notifier stores, then
+/// notifies; the woken waiter loads). Whatever the path (woken while it
+/// spins, while it sleeps, or after losing the race to take itself off
+/// its queue), the unpark's write happens before the waiter's read; loom
+/// reports a causality violation if not (review item 3: the parker's
+/// Release swap, its Acquire load of the word or its Acquire
+/// compare-exchange weakened to Relaxed).
+#[test]
+#[expect(
+  clippy::arc_with_non_send_sync,
+  reason = "loom's model threads need no Send; loom itself checks every access to the cell"
+)]
+fn a_woken_wait_sees_what_its_notifier_wrote() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let parker = Arc::new(Parker::new());
+    let data = Arc::new(UnsafeCell::new(0u32));
+    let mut wait = Some(enqueue(&registry, &parker, KEY));
+    let notifier = {
+      let (registry, data) = (registry.clone(), data.clone());
+      thread::spawn(move || {
+        data.with_mut(|d| {
+          // SAFETY: the only write; loom checks that it happens before
+          // the waiter's read, and reports a causality violation if not.
+          unsafe { *d = 1 }
+        });
+        notify(&registry, KEY)
+      })
+    };
+    if let Some(Slice::Woken { key: KEY }) = sync_wait::slice(&registry, &mut wait, Duration::ZERO)
+    {
+      assert_eq!(
+        data.with(|d| {
+          // SAFETY: after the unpark, which comes after the only write
+          // (loom checks it).
+          unsafe { *d }
+        }),
+        1
+      );
+    }
+    notifier.join().unwrap();
+  });
+}
+
+/// The same at the parker itself, through `park`: its loop ends on
+/// seeing the unpark (a failed compare-exchange), and what the unparking
+/// thread wrote before is visible after.
+#[test]
+#[expect(
+  clippy::arc_with_non_send_sync,
+  reason = "loom's model threads need no Send; loom itself checks every access to the cell"
+)]
+fn park_sees_what_the_unparking_thread_wrote() {
+  loom::model(|| {
+    let parker = Arc::new(Parker::new());
+    let data = Arc::new(UnsafeCell::new(0u32));
+    let unparker = {
+      let (parker, data) = (parker.clone(), data.clone());
+      thread::spawn(move || {
+        data.with_mut(|d| {
+          // SAFETY: the only write; loom checks that it happens before
+          // the waiter's read, and reports a causality violation if not.
+          unsafe { *d = 1 }
+        });
+        parker.unpark();
+      })
+    };
+    parker.park();
+    assert_eq!(
+      data.with(|d| {
+        // SAFETY: after the unpark, which comes after the only write
+        // (loom checks it).
+        unsafe { *d }
+      }),
+      1
+    );
+    unparker.join().unwrap();
+  });
+}
+
+/// A wake-up system call comes late, from the notify of a wait that has
+/// already ended (it saw the swap to `WOKEN` first), and lands in the
+/// thread's next wait: the futex returns early with the word unchanged.
+/// The next wait must sleep on. Here that wait is abandoned after a
+/// second notify took it, so it waits in `park` for that notify's unpark;
+/// had the stray wake-up ended `park` (review item 4: a `park` without its
+/// loop), the second unpark would land on the third wait. And a slice's
+/// sleep ended by a stray wake-up must not say "ok" (a `park_until` that
+/// took any return of the futex for a wake-up).
+#[test]
+fn a_late_wake_up_call_ends_no_later_wait() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let parker = Arc::new(Parker::new());
+    let mut first = Some(enqueue(&registry, &parker, KEY));
+    let first_notifier = notifier(&registry, KEY);
+    let first_end = sync_wait::slice(&registry, &mut first, Duration::ZERO);
+    let second = enqueue(&registry, &parker, OTHER_KEY);
+    let second_notifier = notifier(&registry, OTHER_KEY);
+    let unseen = sync_wait::abandon(&registry, &second);
+    let mut third = Some(enqueue(&registry, &parker, THIRD_KEY));
+    let third_end = sync_wait::slice(&registry, &mut third, Duration::ZERO);
+    assert_eq!(
+      third_end,
+      Some(Slice::TimedOut),
+      "woken by a notify for another wait"
+    );
+    let woke = first_notifier.join().unwrap();
+    match first_end {
+      Some(Slice::Woken { key: KEY }) => assert_eq!(woke, 1, "woken by nobody"),
+      Some(Slice::TimedOut) => assert_eq!(woke, 0, "a counted wake-up was lost"),
+      other => panic!("{other:?}"),
+    }
+    let woke = second_notifier.join().unwrap();
+    assert_eq!(unseen, (woke == 1).then_some(OTHER_KEY));
+    assert!(registry.is_empty());
   });
 }

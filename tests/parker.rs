@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use atomics_waitasync::parker::{ParkState, Parker};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -34,23 +35,41 @@ fn unpark_before_park_is_not_lost() {
 fn unpark_from_another_thread_wakes() {
   let parker = Arc::new(Parker::new());
   let other = parker.clone();
-  let waker = thread::spawn(move || other.unpark());
-  parker.park();
-  waker.join().unwrap();
+  let (done, ended) = mpsc::channel();
+  // Parks on a thread of its own, so that a lost wake-up fails the test
+  // rather than hanging it.
+  thread::spawn(move || {
+    other.park();
+    let _ = done.send(());
+  });
+  parker.unpark();
+  ended
+    .recv_timeout(Duration::from_secs(10))
+    .expect("the unpark did not wake the parked thread");
 }
 
+/// Review item 6: with a timeout of 60 s, this used to pass with the
+/// wake-up system call deleted (the waiter slept out its timeout, then saw
+/// `WOKEN`). The timeout is an hour now, and the wake-up must come within
+/// 10 s: only the unpark's system call can end the sleep that soon.
 #[test]
 fn unpark_wakes_a_thread_asleep_past_its_spin() {
   // The waiter announces its sleep only after its spin: wait for that,
   // so the unpark has to make the wake-up call.
   let parker = Arc::new(Parker::new());
   let other = parker.clone();
-  let waiter = thread::spawn(move || other.park_until(Instant::now() + Duration::from_secs(60)));
+  let (done, ended) = mpsc::channel();
+  thread::spawn(move || {
+    let _ = done.send(other.park_until(Instant::now() + Duration::from_secs(3600)));
+  });
   while !parker.parked_for_testing() {
     thread::yield_now();
   }
   parker.unpark();
-  assert_eq!(waiter.join().unwrap(), ParkState::Woken);
+  let state = ended
+    .recv_timeout(Duration::from_secs(10))
+    .expect("the unpark did not wake the sleeping thread");
+  assert_eq!(state, ParkState::Woken);
 }
 
 #[test]

@@ -65,17 +65,10 @@ fn queue_async(
 
 fn no_deadlines(_: u64, _: u64) {}
 
-/// A notify of one: the wake-up goes wherever the core sends it.
+/// A notify: the wake-up goes wherever the core sends it (`Core::notify`
+/// is the same `wake::notify`).
 fn notify(registry: &TestRegistry, key: usize, count: usize) -> usize {
-  let woken = registry.dequeue(key, count);
-  let n = woken.len();
-  wake(
-    registry,
-    &no_deadlines,
-    woken.into_iter().map(|(id, w)| (key, id, w)),
-    Settled::Woken,
-  );
-  n
+  atomics_waitasync::wake::notify(registry, &no_deadlines, key, count)
 }
 
 fn drained(env: &Mailbox<Signals>) -> Vec<u32> {
@@ -274,4 +267,46 @@ fn a_failed_signal_takes_the_batch_back_and_passes_it_on() {
   assert_eq!(notify(&registry, KEY, 1), 1);
   assert_eq!(signals.0.load(Ordering::Relaxed), 2);
   assert_eq!(drained(&failing), vec![3]);
+}
+
+/// Review item 1: a panic part-way through a wake (here in
+/// `cancel_deadline`; a Signal or an allocation could too) used to leave
+/// the sync waiters behind it dequeued but never unparked. A sync waiter
+/// whose slice then times out finds itself gone from its queue and waits
+/// for that unpark with no bound: its thread sleeps for good. Every sync
+/// waiter taken off its queue is unparked, panic or not.
+#[test]
+fn a_panic_part_way_through_a_wake_still_unparks_every_sync_waiter() {
+  let registry = TestRegistry::new();
+  let env = env();
+  let (before, after) = (Arc::new(Parked::default()), Arc::new(Parked::default()));
+  registry.enqueue_if(KEY, || true, |_| Waiter::Sync(before.clone()));
+  registry.enqueue_if(
+    KEY,
+    || true,
+    |_| Waiter::Async {
+      env: env.clone(),
+      slot: 1,
+      deadline: Some(7),
+    },
+  );
+  registry.enqueue_if(KEY, || true, |_| Waiter::Sync(after.clone()));
+  let woken = registry.dequeue(KEY, 3);
+  assert_eq!(woken.len(), 3);
+  let cancel_panics = |_: u64, _: WaiterId| panic!("cancel_deadline panics");
+  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    wake(
+      &registry,
+      &cancel_panics,
+      woken.into_iter().map(|(id, w)| (KEY, id, w)),
+      Settled::Woken,
+    );
+  }));
+  assert!(outcome.is_err(), "the wake panicked");
+  assert_eq!(before.0.load(Ordering::Relaxed), 1, "the one before it");
+  assert_eq!(
+    after.0.load(Ordering::Relaxed),
+    1,
+    "the sync waiter behind the panic was left asleep"
+  );
 }

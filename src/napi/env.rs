@@ -273,8 +273,8 @@ impl EnvState {
 
   /// After the core panicked in `enqueue_sync` or `wait_slice`
   /// (`CoreApi`), this thread's parker may still be queued with no
-  /// `SyncWait` left to end it (a panic part-way through queueing it, or
-  /// through a timed-out slice's taking it off its queue), or due an
+  /// `SyncWait` left to end it (should a panic come part-way through
+  /// queueing it, which the core means never to happen), or due an
   /// unpark that a notify has yet to make: a later wait that reused it
   /// could end "ok" on a notify meant for the one before. The next wait
   /// gets a new parker, which nothing stale can reach (the old one lives

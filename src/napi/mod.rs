@@ -453,9 +453,8 @@ fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
 
 /// Parks for one slice of the current sync wait and says how it stands.
 /// (If the core panics, the wait stays in `state`, for `waitAbandon`, the
-/// next wait or the env's teardown to end, unless the panic came while it
-/// took a timed-out wait off its queue; either way the next wait gets a
-/// new parker: see `EnvState::retire_parker`.)
+/// next wait or the env's teardown to end; and the next wait gets a new
+/// parker: see `EnvState::retire_parker`.)
 fn park_slice(core: &'static Core, state: &mut env::EnvState) -> NResult<f64> {
   let slice = core.wait_slice(&mut state.sync_wait, SYNC_SLICE);
   Ok(match slice.inspect_err(|_| state.retire_parker())? {

@@ -4,11 +4,16 @@
 //!
 //! The futex keeps the kernel's promise and nothing more: `wait` sleeps
 //! only if the word holds the expected value, checked under the lock that
-//! `wake_one` takes too (the kernel's hash-bucket lock). A wait with a
-//! deadline (a sync wait's slice) times out at once: loom has no clock,
-//! and a timeout that may fire at any moment, woken or not, is exactly
-//! what the real one is; every interleaving with the unpark then decides
-//! whether the slice saw it.
+//! `wake_one` takes too (the kernel's hash-bucket lock), and any
+//! `wake_one` that comes while it sleeps ends it, whoever it was meant
+//! for: a late one from an earlier wait on the same word ends the next
+//! wait early, with the word unchanged, as the kernel's does. A wait with
+//! a deadline (a sync wait's slice) lets go of the lock, as if asleep,
+//! then takes it again as if its deadline had passed: loom has no clock,
+//! and a timeout that may fire at any moment is exactly what the real one
+//! is. If a `wake_one` came in between, it was woken ("returns early");
+//! otherwise it timed out. Every interleaving with the unparks then
+//! decides which.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -24,7 +29,9 @@ pub enum Waited {
 
 pub struct Futex {
   word: AtomicU32,
-  lock: Mutex<()>,
+  /// Guarded by the lock: how many `wake_one`s came so far, for a wait
+  /// with a deadline to tell whether one came while it slept.
+  lock: Mutex<u64>,
   condvar: Condvar,
 }
 
@@ -32,7 +39,7 @@ impl Futex {
   pub fn new(value: u32) -> Self {
     Futex {
       word: AtomicU32::new(value),
-      lock: Mutex::new(()),
+      lock: Mutex::new(0),
       condvar: Condvar::new(),
     }
   }
@@ -47,14 +54,24 @@ impl Futex {
       return Waited::Woken;
     }
     if until.is_some() {
-      return Waited::TimedOut;
+      // Asleep until a wake-up or the deadline (one sleeper per word:
+      // a parker's thread).
+      let wakes = *guard;
+      drop(guard);
+      let woken = *self.lock.lock().unwrap() != wakes;
+      return if woken {
+        Waited::Woken
+      } else {
+        Waited::TimedOut
+      };
     }
     drop(self.condvar.wait(guard).unwrap());
     Waited::Woken
   }
 
   pub fn wake_one(&self) {
-    let _guard = self.lock.lock().unwrap();
+    let mut wakes = self.lock.lock().unwrap();
+    *wakes += 1;
     self.condvar.notify_one();
   }
 }
