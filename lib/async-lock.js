@@ -224,6 +224,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         const deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
         let queued = false; // one waitAsync of ours is pending
         let aborted = false;
+        let flushed = false; // the abort's notify returned
         let onAbort = null;
         if (signal) {
           onAbort = () => {
@@ -233,15 +234,23 @@ function createAsyncLock({ wait, waitAsync, notify }) {
             // again and re-queue or take the lock (a spurious wake-up, never
             // a lost one; and a wake-up we took from an unlock is passed on
             // the same way). We reject once ours has settled, leaving
-            // nothing behind.
+            // nothing behind. Should this notify throw (near the stack
+            // limit), ours stays queued until an unlock wakes it: the loop
+            // below then passes that wake-up on.
             if (queued) notify(i32a, index, Infinity);
+            flushed = true;
           };
           signal.addEventListener('abort', onAbort);
         }
         try {
           let woken = false; // our last wait ended in a wake-up ('ok')
           for (;;) {
-            if (aborted) throw abortReason(signal);
+            if (aborted) {
+              // Woken, but not by our own flush (it threw): the wake-up was
+              // an unlock's, meant for a thread that wants the lock.
+              if (woken && !flushed) notify(i32a, index, 1);
+              throw abortReason(signal);
+            }
             if (op === kWaitForUnlock) {
               const state = Atomics.load(i32a, index);
               if (state === UNLOCKED) {
