@@ -70,6 +70,13 @@ const kSpins = 100;
 
 const kHeld = Symbol('held'); // symbol-keyed: not copied by postMessage
 
+/**
+ * Whether an error is the engine's "out of stack" (a RangeError): the one
+ * failure a retry from lower on the stack can cure. Anything else from a
+ * notify (a panic in the addon surfaces as a plain Error) would fail again.
+ */
+const isStackOverflow = (error) => error instanceof RangeError;
+
 const symbolDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : undefined;
 const symbolAsyncDispose = typeof Symbol.asyncDispose === 'symbol' ? Symbol.asyncDispose : undefined;
 
@@ -136,6 +143,26 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) !== UNLOCKED) return false;
     lock[kHeld] = true;
     return true;
+  }
+
+  /**
+   * Delivers the wake-up of an unlock (count 1) or forceUnlock (Infinity)
+   * whose notify failed other than out of stack, with the lock released:
+   * tried again from a timer, backing off to once a second, until a notify
+   * returns (whether it found the waiter or not). Until then the waiter
+   * sleeps, but not for good. The timer does not keep the process alive by
+   * itself: a waiter does (a pending waitAsync of this thread, or another
+   * thread blocked in wait).
+   */
+  function notifyLater(i32a, index, count, delay) {
+    const timer = setTimeout(() => {
+      try {
+        notify(i32a, index, count);
+      } catch (_) {
+        notifyLater(i32a, index, count, Math.min(1000, delay * 2 + 1));
+      }
+    }, delay);
+    if (timer !== null && typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
   }
 
   /**
@@ -312,8 +339,9 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         } catch (error) {
           if (!lock[kHeld]) throw error;
           // Still held: unlock() threw out of stack (f returned near the
-          // limit). Once more from the bottom of the stack, after an await
-          // (of a non-promise: it calls nothing).
+          // limit; any other failure leaves it released). Once more from
+          // the bottom of the stack, after an await (of a non-promise: it
+          // calls nothing).
           await undefined;
           lock.unlock();
         }
@@ -450,21 +478,29 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       } catch (error) {
         if (!stored) throw error; // nothing was changed: still held
         // The notify threw after the store: put the wake-up back where the
-        // next unlock finds it, with no call that could throw again. Take
-        // the lock back if it is still free (as 2), so that this throws
-        // with the lock held; or, if another thread took it meanwhile,
-        // make sure the word says 2, so that its unlock notifies: then the
-        // lock was released, and this returns.
+        // next unlock finds it, with no call that could throw again (we
+        // may be out of stack). Take the lock back if it is still free (as
+        // 2), so that this throws with the lock held; or, if another thread
+        // took it meanwhile, make sure the word says 2, so that its unlock
+        // notifies: then the lock was released, and this returns.
         const i32a = this.i32a;
         const index = this.index;
         for (;;) {
           const now = Atomics.compareExchange(i32a, index, UNLOCKED, CONTENDED);
-          if (now === UNLOCKED) {
-            this[kHeld] = true;
-            throw error;
-          }
+          if (now === UNLOCKED) break;
           if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return;
         }
+        this[kHeld] = true;
+        // Taken back. Out of stack, the caller retries from lower down
+        // (executeLocked does). Any other failure (a panic in the addon)
+        // would come again on a retry, and executeLocked's caller could
+        // not retry at all: release it, and retry the wake-up from a timer.
+        if (!isStackOverflow(error)) {
+          this[kHeld] = false;
+          Atomics.store(i32a, index, UNLOCKED);
+          notifyLater(i32a, index, 1, 0);
+        }
+        throw error;
       }
       this[kHeld] = false;
       if (state !== LOCKED && state !== CONTENDED) throw notHeldError(); // the word was reset by forceUnlock() meanwhile
@@ -571,12 +607,18 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         }
         for (;;) {
           const now = Atomics.compareExchange(i32a, index, UNLOCKED, CONTENDED);
-          if (now === UNLOCKED) {
-            this[kHeld] = held;
-            throw error;
-          }
+          if (now === UNLOCKED) break;
           if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return true;
         }
+        this[kHeld] = held;
+        // As in unlock(): other than out of stack, free it again and retry
+        // the wake-ups from a timer.
+        if (!isStackOverflow(error)) {
+          this[kHeld] = false;
+          Atomics.store(i32a, index, UNLOCKED);
+          notifyLater(i32a, index, Infinity, 0);
+        }
+        throw error;
       }
       return state !== UNLOCKED;
     }
