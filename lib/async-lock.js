@@ -179,11 +179,28 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       released = true;
     };
     reflectDefineProperty(release, 'then', kNoThen);
-    if (symbolDispose) release[symbolDispose] = release;
+    // Defined, not assigned: an assignment would run a setter that a
+    // program put on Function.prototype or Object.prototype. (The
+    // attributes an assignment gives.)
+    if (symbolDispose) {
+      reflectDefineProperty(release, symbolDispose, {
+        __proto__: null,
+        value: release,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    }
     if (symbolAsyncDispose) {
-      release[symbolAsyncDispose] = async () => {
-        release();
-      };
+      reflectDefineProperty(release, symbolAsyncDispose, {
+        __proto__: null,
+        value: async () => {
+          release();
+        },
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
     }
     return release;
   }
@@ -563,7 +580,12 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      */
     lockGuard(timeout) {
       if (!this.lock(timeout)) throw timeoutError(timeout);
-      return makeReleaser(this);
+      try {
+        return makeReleaser(this);
+      } catch (error) {
+        this.unlock(); // no release function: nobody else could unlock it
+        throw error;
+      }
     }
 
     /**
