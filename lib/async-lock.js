@@ -68,7 +68,15 @@ const CONTENDED = 2;
 // taking the lock then costs neither a wait nor the holder's notify.
 const kSpins = 100;
 
-const kHeld = Symbol('held'); // symbol-keyed: not copied by postMessage
+// Whether an instance holds the lock: `{ held }`, one per instance, kept
+// in a WeakMap (see createAsyncLock's `stateOf`), not on the instance, where
+// Object.freeze would make the write after a successful compareExchange
+// throw and leave the lock taken by nobody; nor does postMessage copy it.
+// Looked up at the start of each method, before the word changes: from then
+// on it is a plain property write, no call (near the stack limit any call
+// can throw).
+const weakMapGet = Function.prototype.call.bind(WeakMap.prototype.get);
+const weakMapSet = Function.prototype.call.bind(WeakMap.prototype.set);
 
 /**
  * Whether an error is the engine's "out of stack" (a RangeError): the one
@@ -135,13 +143,25 @@ function abortReason(signal) {
  * own, or a wrapper of them in tests).
  */
 function createAsyncLock({ wait, waitAsync, notify }) {
+  const states = new WeakMap(); // AsyncLock -> { held }
+
+  /** The held state of an AsyncLock of this factory; a TypeError for anything else. */
+  function stateOf(lock) {
+    const state = weakMapGet(states, lock);
+    if (state === undefined) {
+      throw new TypeError(`The "this" value must be an AsyncLock. Received ${describe(lock)}`);
+    }
+    return state;
+  }
+
   /**
    * Takes the lock if it is free (UNLOCKED -> LOCKED), marking this instance
    * its holder; returns whether it did (tryLock()).
    */
   function tryTake(lock) {
+    const mine = stateOf(lock);
     if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) !== UNLOCKED) return false;
-    lock[kHeld] = true;
+    mine.held = true;
     return true;
   }
 
@@ -253,6 +273,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     const { timeout, signal } = validateOptions(options);
     if (signal && signal.aborted) throw abortReason(signal);
     const { i32a, index } = lock;
+    const mine = stateOf(lock);
     let holding = false; // this frame took the lock and has not handed it on
     try {
       let free;
@@ -261,7 +282,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       } else {
         // Free: taken here, so f runs before the first await.
         free = holding = Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) === UNLOCKED;
-        if (holding) lock[kHeld] = true;
+        if (holding) mine.held = true;
       }
       if (!free) {
         if (timeout === 0) throw timeoutError(0);
@@ -307,7 +328,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
               if (state === LOCKED && Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) !== LOCKED) continue;
             } else if (Atomics.exchange(i32a, index, CONTENDED) === UNLOCKED) {
               holding = true;
-              lock[kHeld] = true;
+              mine.held = true;
               break;
             }
             let remaining = Infinity;
@@ -354,7 +375,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         try {
           lock.unlock(); // an unlock error (misuse: f unlocked) wins over f's outcome
         } catch (error) {
-          if (!lock[kHeld]) throw error;
+          if (!mine.held) throw error;
           // Still held: unlock() threw out of stack (f returned near the
           // limit; any other failure leaves it released). Once more from
           // the bottom of the stack, after an await (of a non-promise: it
@@ -416,7 +437,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       this.i32a = i32a;
       /** The state word's index in `i32a`. */
       this.index = index;
-      this[kHeld] = false;
+      weakMapSet(states, this, { held: false });
     }
 
     /**
@@ -448,7 +469,8 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      */
     lock(timeout) {
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
-      if (this[kHeld]) {
+      const mine = stateOf(this);
+      if (mine.held) {
         const error = new Error('This AsyncLock is already held by this thread: lock() would wait forever');
         error.code = 'ERR_ASYNC_LOCK_DEADLOCK';
         throw error;
@@ -458,7 +480,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       if (Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) !== UNLOCKED && !lockSlow(i32a, index, ms)) {
         return false;
       }
-      this[kHeld] = true;
+      mine.held = true;
       return true;
     }
 
@@ -474,7 +496,8 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * lock).
      */
     unlock() {
-      if (!this[kHeld]) throw notHeldError();
+      const mine = stateOf(this);
+      if (!mine.held) throw notHeldError();
       // Near the stack limit any step here can throw (a property load, an
       // Atomics call, the notify): the locals say how far it got, and a
       // throw leaves either the lock still held by this instance (the
@@ -489,7 +512,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         if (state === CONTENDED) {
           Atomics.store(i32a, index, UNLOCKED); // only the holder moves 2 away
           stored = true;
-          this[kHeld] = false;
+          mine.held = false;
           notify(i32a, index, 1);
         }
       } catch (error) {
@@ -507,19 +530,19 @@ function createAsyncLock({ wait, waitAsync, notify }) {
           if (now === UNLOCKED) break;
           if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return;
         }
-        this[kHeld] = true;
+        mine.held = true;
         // Taken back. Out of stack, the caller retries from lower down
         // (executeLocked does). Any other failure (a panic in the addon)
         // would come again on a retry, and executeLocked's caller could
         // not retry at all: release it, and retry the wake-up from a timer.
         if (!isStackOverflow(error)) {
-          this[kHeld] = false;
+          mine.held = false;
           Atomics.store(i32a, index, UNLOCKED);
           notifyLater(i32a, index, 1, 0);
         }
         throw error;
       }
-      this[kHeld] = false;
+      mine.held = false;
       if (state !== LOCKED && state !== CONTENDED) throw notHeldError(); // the word was reset by forceUnlock() meanwhile
     }
 
@@ -609,14 +632,15 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {boolean}
      */
     forceUnlock() {
-      const held = this[kHeld];
+      const mine = stateOf(this);
+      const held = mine.held;
       let state = -1; // the word as the exchange found it
       let i32a, index;
       try {
         i32a = this.i32a;
         index = this.index;
         state = Atomics.exchange(i32a, index, UNLOCKED);
-        this[kHeld] = false;
+        mine.held = false;
         notify(i32a, index, Infinity);
       } catch (error) {
         // As in unlock(): near the stack limit. If the word was freed here
@@ -624,7 +648,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         // still free, so that this throws having changed nothing; or, if a
         // thread took it meanwhile, make sure its unlock notifies.
         if (state === -1 || state === UNLOCKED) {
-          this[kHeld] = held;
+          mine.held = held;
           throw error;
         }
         for (;;) {
@@ -632,11 +656,11 @@ function createAsyncLock({ wait, waitAsync, notify }) {
           if (now === UNLOCKED) break;
           if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return true;
         }
-        this[kHeld] = held;
+        mine.held = held;
         // As in unlock(): other than out of stack, free it again and retry
         // the wake-ups from a timer.
         if (!isStackOverflow(error)) {
-          this[kHeld] = false;
+          mine.held = false;
           Atomics.store(i32a, index, UNLOCKED);
           notifyLater(i32a, index, Infinity, 0);
         }
