@@ -51,9 +51,11 @@ const { IntrinsicPromise } = require('./pending'); // undefined if not found
 // %Promise.prototype.then%). Promises of the caller's f are awaited as they
 // are, as any code awaiting them would.
 const reflectDefineProperty = Reflect.defineProperty;
-const kConstructor = { value: IntrinsicPromise };
+// Null-prototype descriptors: a property a program put on Object.prototype
+// (`get`, a getter `enumerable`) cannot become part of them.
+const kConstructor = { __proto__: null, value: IntrinsicPromise };
 // A release function's own `then` (see makeReleaser).
-const kNoThen = { value: undefined };
+const kNoThen = { __proto__: null, value: undefined };
 const ours = (promise) => {
   reflectDefineProperty(promise, 'constructor', kConstructor);
   return promise;
