@@ -158,32 +158,55 @@ describe('AsyncLock: nothing taken or queued for nobody (review F1, F6)', functi
     });
   }
 
-  for (const state of ['free', 'held']) {
-    it(`acquire on a ${state} lock: if the release function cannot be made, the lock is given back`, async function () {
-      if (typeof Symbol.dispose !== 'symbol') this.skip();
-      const failure = new Error('no dispose here');
-      // makeReleaser sets release[Symbol.dispose]: a setter that throws.
-      Object.defineProperty(Function.prototype, Symbol.dispose, {
-        configurable: true,
-        set() {
-          throw failure;
-        },
-      });
-      try {
-        const lock = new AsyncLock();
-        let holder = null;
-        if (state === 'held') holder = held().holder;
-        const target = holder ? new AsyncLock(holder.sab) : lock;
-        const promise = target.acquire();
-        if (holder) {
-          await until(() => queued(target) === 1, 'acquire queued');
-          holder.unlock();
+  // makeReleaser defines its properties now (review JS 3): a setter on
+  // Function.prototype no longer makes it throw, so only the stack can. An
+  // acquire on a free lock makes it before returning, at the caller's
+  // depth: called at each depth from "cannot start" to "fits", it must
+  // never leave the lock taken without a release function.
+  it('acquire on a free lock: if the release function cannot be made (out of stack), the lock is given back', async function () {
+    /** acquire() `shift` frames above stack exhaustion; how it ended. */
+    async function trial(shift) {
+      const lock = new AsyncLock();
+      let promise = null;
+      let thrown = null;
+      let target = -1;
+      const rec = (n) => {
+        try {
+          rec(n + 1);
+        } catch (_) {
+          if (target < 0) target = n - shift;
         }
-        await assert.rejects(promise, (error) => error === failure);
-        assert.strictEqual(target.isLocked(), false);
-      } finally {
-        delete Function.prototype[Symbol.dispose];
+        if (n === target && promise === null && thrown === null) {
+          try {
+            promise = lock.acquire();
+          } catch (error) {
+            thrown = error.name;
+          }
+        }
+      };
+      rec(0);
+      let out = thrown === null ? 'pending' : `threw ${thrown}`;
+      if (promise !== null) {
+        try {
+          (await promise)();
+          out = 'ok';
+        } catch (error) {
+          out = `rejected ${error.name}`;
+        }
       }
-    });
-  }
+      assert.strictEqual(lock.isLocked(), false, `at shift ${shift}: ${out}, the lock left taken`);
+      return out;
+    }
+    const outs = {};
+    let fits = 0;
+    for (let out; (out = await trial(fits)) !== 'ok'; fits += 16) {
+      outs[out] = (outs[out] || 0) + 1;
+      if (fits > 4000) throw new Error('the call never fit');
+    }
+    for (let shift = Math.max(0, fits - 128); shift < fits + 32; shift++) {
+      const out = await trial(shift);
+      outs[out] = (outs[out] || 0) + 1;
+    }
+    assert.ok(outs.ok > 0 && outs['rejected RangeError'] > 0, JSON.stringify(outs));
+  });
 });

@@ -51,9 +51,11 @@ const { IntrinsicPromise } = require('./pending'); // undefined if not found
 // %Promise.prototype.then%). Promises of the caller's f are awaited as they
 // are, as any code awaiting them would.
 const reflectDefineProperty = Reflect.defineProperty;
-const kConstructor = { value: IntrinsicPromise };
+// Null-prototype descriptors: a property a program put on Object.prototype
+// (`get`, a getter `enumerable`) cannot become part of them.
+const kConstructor = { __proto__: null, value: IntrinsicPromise };
 // A release function's own `then` (see makeReleaser).
-const kNoThen = { value: undefined };
+const kNoThen = { __proto__: null, value: undefined };
 const ours = (promise) => {
   reflectDefineProperty(promise, 'constructor', kConstructor);
   return promise;
@@ -68,7 +70,22 @@ const CONTENDED = 2;
 // taking the lock then costs neither a wait nor the holder's notify.
 const kSpins = 100;
 
-const kHeld = Symbol('held'); // symbol-keyed: not copied by postMessage
+// Whether an instance holds the lock: `{ held }`, one per instance, kept
+// in a WeakMap (see createAsyncLock's `stateOf`), not on the instance, where
+// Object.freeze would make the write after a successful compareExchange
+// throw and leave the lock taken by nobody; nor does postMessage copy it.
+// Looked up at the start of each method, before the word changes: from then
+// on it is a plain property write, no call (near the stack limit any call
+// can throw).
+const weakMapGet = Function.prototype.call.bind(WeakMap.prototype.get);
+const weakMapSet = Function.prototype.call.bind(WeakMap.prototype.set);
+
+/**
+ * Whether an error is the engine's "out of stack" (a RangeError): the one
+ * failure a retry from lower on the stack can cure. Anything else from a
+ * notify (a panic in the addon surfaces as a plain Error) would fail again.
+ */
+const isStackOverflow = (error) => error instanceof RangeError;
 
 const symbolDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : undefined;
 const symbolAsyncDispose = typeof Symbol.asyncDispose === 'symbol' ? Symbol.asyncDispose : undefined;
@@ -128,14 +145,46 @@ function abortReason(signal) {
  * own, or a wrapper of them in tests).
  */
 function createAsyncLock({ wait, waitAsync, notify }) {
+  const states = new WeakMap(); // AsyncLock -> { held }
+
+  /** The held state of an AsyncLock of this factory; a TypeError for anything else. */
+  function stateOf(lock) {
+    const state = weakMapGet(states, lock);
+    if (state === undefined) {
+      throw new TypeError(`The "this" value must be an AsyncLock. Received ${describe(lock)}`);
+    }
+    return state;
+  }
+
   /**
    * Takes the lock if it is free (UNLOCKED -> LOCKED), marking this instance
    * its holder; returns whether it did (tryLock()).
    */
   function tryTake(lock) {
+    const mine = stateOf(lock);
     if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) !== UNLOCKED) return false;
-    lock[kHeld] = true;
+    mine.held = true;
     return true;
+  }
+
+  /**
+   * Delivers the wake-up of an unlock (count 1) or forceUnlock (Infinity)
+   * whose notify failed other than out of stack, with the lock released:
+   * tried again from a timer, backing off to once a second, until a notify
+   * returns (whether it found the waiter or not). Until then the waiter
+   * sleeps, but not for good. The timer does not keep the process alive by
+   * itself: a waiter does (a pending waitAsync of this thread, or another
+   * thread blocked in wait).
+   */
+  function notifyLater(i32a, index, count, delay) {
+    const timer = setTimeout(() => {
+      try {
+        notify(i32a, index, count);
+      } catch (_) {
+        notifyLater(i32a, index, count, Math.min(1000, delay * 2 + 1));
+      }
+    }, delay);
+    if (timer !== null && typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
   }
 
   /**
@@ -152,11 +201,28 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       released = true;
     };
     reflectDefineProperty(release, 'then', kNoThen);
-    if (symbolDispose) release[symbolDispose] = release;
+    // Defined, not assigned: an assignment would run a setter that a
+    // program put on Function.prototype or Object.prototype. (The
+    // attributes an assignment gives.)
+    if (symbolDispose) {
+      reflectDefineProperty(release, symbolDispose, {
+        __proto__: null,
+        value: release,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    }
     if (symbolAsyncDispose) {
-      release[symbolAsyncDispose] = async () => {
-        release();
-      };
+      reflectDefineProperty(release, symbolAsyncDispose, {
+        __proto__: null,
+        value: async () => {
+          release();
+        },
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
     }
     return release;
   }
@@ -209,6 +275,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     const { timeout, signal } = validateOptions(options);
     if (signal && signal.aborted) throw abortReason(signal);
     const { i32a, index } = lock;
+    const mine = stateOf(lock);
     let holding = false; // this frame took the lock and has not handed it on
     try {
       let free;
@@ -217,13 +284,14 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       } else {
         // Free: taken here, so f runs before the first await.
         free = holding = Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) === UNLOCKED;
-        if (holding) lock[kHeld] = true;
+        if (holding) mine.held = true;
       }
       if (!free) {
         if (timeout === 0) throw timeoutError(0);
         const deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
         let queued = false; // one waitAsync of ours is pending
         let aborted = false;
+        let flushed = false; // the abort's notify returned
         let onAbort = null;
         if (signal) {
           onAbort = () => {
@@ -233,15 +301,23 @@ function createAsyncLock({ wait, waitAsync, notify }) {
             // again and re-queue or take the lock (a spurious wake-up, never
             // a lost one; and a wake-up we took from an unlock is passed on
             // the same way). We reject once ours has settled, leaving
-            // nothing behind.
+            // nothing behind. Should this notify throw (near the stack
+            // limit), ours stays queued until an unlock wakes it: the loop
+            // below then passes that wake-up on.
             if (queued) notify(i32a, index, Infinity);
+            flushed = true;
           };
           signal.addEventListener('abort', onAbort);
         }
         try {
           let woken = false; // our last wait ended in a wake-up ('ok')
           for (;;) {
-            if (aborted) throw abortReason(signal);
+            if (aborted) {
+              // Woken, but not by our own flush (it threw): the wake-up was
+              // an unlock's, meant for a thread that wants the lock.
+              if (woken && !flushed) notify(i32a, index, 1);
+              throw abortReason(signal);
+            }
             if (op === kWaitForUnlock) {
               const state = Atomics.load(i32a, index);
               if (state === UNLOCKED) {
@@ -254,7 +330,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
               if (state === LOCKED && Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) !== LOCKED) continue;
             } else if (Atomics.exchange(i32a, index, CONTENDED) === UNLOCKED) {
               holding = true;
-              lock[kHeld] = true;
+              mine.held = true;
               break;
             }
             let remaining = Infinity;
@@ -301,10 +377,11 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         try {
           lock.unlock(); // an unlock error (misuse: f unlocked) wins over f's outcome
         } catch (error) {
-          if (!lock[kHeld]) throw error;
+          if (!mine.held) throw error;
           // Still held: unlock() threw out of stack (f returned near the
-          // limit). Once more from the bottom of the stack, after an await
-          // (of a non-promise: it calls nothing).
+          // limit; any other failure leaves it released). Once more from
+          // the bottom of the stack, after an await (of a non-promise: it
+          // calls nothing).
           await undefined;
           lock.unlock();
         }
@@ -362,7 +439,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       this.i32a = i32a;
       /** The state word's index in `i32a`. */
       this.index = index;
-      this[kHeld] = false;
+      weakMapSet(states, this, { held: false });
     }
 
     /**
@@ -394,7 +471,8 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      */
     lock(timeout) {
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
-      if (this[kHeld]) {
+      const mine = stateOf(this);
+      if (mine.held) {
         const error = new Error('This AsyncLock is already held by this thread: lock() would wait forever');
         error.code = 'ERR_ASYNC_LOCK_DEADLOCK';
         throw error;
@@ -404,7 +482,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       if (Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) !== UNLOCKED && !lockSlow(i32a, index, ms)) {
         return false;
       }
-      this[kHeld] = true;
+      mine.held = true;
       return true;
     }
 
@@ -420,7 +498,8 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * lock).
      */
     unlock() {
-      if (!this[kHeld]) throw notHeldError();
+      const mine = stateOf(this);
+      if (!mine.held) throw notHeldError();
       // Near the stack limit any step here can throw (a property load, an
       // Atomics call, the notify): the locals say how far it got, and a
       // throw leaves either the lock still held by this instance (the
@@ -435,29 +514,37 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         if (state === CONTENDED) {
           Atomics.store(i32a, index, UNLOCKED); // only the holder moves 2 away
           stored = true;
-          this[kHeld] = false;
+          mine.held = false;
           notify(i32a, index, 1);
         }
       } catch (error) {
         if (!stored) throw error; // nothing was changed: still held
         // The notify threw after the store: put the wake-up back where the
-        // next unlock finds it, with no call that could throw again. Take
-        // the lock back if it is still free (as 2), so that this throws
-        // with the lock held; or, if another thread took it meanwhile,
-        // make sure the word says 2, so that its unlock notifies: then the
-        // lock was released, and this returns.
+        // next unlock finds it, with no call that could throw again (we
+        // may be out of stack). Take the lock back if it is still free (as
+        // 2), so that this throws with the lock held; or, if another thread
+        // took it meanwhile, make sure the word says 2, so that its unlock
+        // notifies: then the lock was released, and this returns.
         const i32a = this.i32a;
         const index = this.index;
         for (;;) {
           const now = Atomics.compareExchange(i32a, index, UNLOCKED, CONTENDED);
-          if (now === UNLOCKED) {
-            this[kHeld] = true;
-            throw error;
-          }
+          if (now === UNLOCKED) break;
           if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return;
         }
+        mine.held = true;
+        // Taken back. Out of stack, the caller retries from lower down
+        // (executeLocked does). Any other failure (a panic in the addon)
+        // would come again on a retry, and executeLocked's caller could
+        // not retry at all: release it, and retry the wake-up from a timer.
+        if (!isStackOverflow(error)) {
+          mine.held = false;
+          Atomics.store(i32a, index, UNLOCKED);
+          notifyLater(i32a, index, 1, 0);
+        }
+        throw error;
       }
-      this[kHeld] = false;
+      mine.held = false;
       if (state !== LOCKED && state !== CONTENDED) throw notHeldError(); // the word was reset by forceUnlock() meanwhile
     }
 
@@ -518,7 +605,12 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      */
     lockGuard(timeout) {
       if (!this.lock(timeout)) throw timeoutError(timeout);
-      return makeReleaser(this);
+      try {
+        return makeReleaser(this);
+      } catch (error) {
+        this.unlock(); // no release function: nobody else could unlock it
+        throw error;
+      }
     }
 
     /**
@@ -542,14 +634,15 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {boolean}
      */
     forceUnlock() {
-      const held = this[kHeld];
+      const mine = stateOf(this);
+      const held = mine.held;
       let state = -1; // the word as the exchange found it
       let i32a, index;
       try {
         i32a = this.i32a;
         index = this.index;
         state = Atomics.exchange(i32a, index, UNLOCKED);
-        this[kHeld] = false;
+        mine.held = false;
         notify(i32a, index, Infinity);
       } catch (error) {
         // As in unlock(): near the stack limit. If the word was freed here
@@ -557,17 +650,23 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         // still free, so that this throws having changed nothing; or, if a
         // thread took it meanwhile, make sure its unlock notifies.
         if (state === -1 || state === UNLOCKED) {
-          this[kHeld] = held;
+          mine.held = held;
           throw error;
         }
         for (;;) {
           const now = Atomics.compareExchange(i32a, index, UNLOCKED, CONTENDED);
-          if (now === UNLOCKED) {
-            this[kHeld] = held;
-            throw error;
-          }
+          if (now === UNLOCKED) break;
           if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return true;
         }
+        mine.held = held;
+        // As in unlock(): other than out of stack, free it again and retry
+        // the wake-ups from a timer.
+        if (!isStackOverflow(error)) {
+          mine.held = false;
+          Atomics.store(i32a, index, UNLOCKED);
+          notifyLater(i32a, index, Infinity, 0);
+        }
+        throw error;
       }
       return state !== UNLOCKED;
     }

@@ -48,6 +48,10 @@ function isSharedArrayBuffer(buffer) {
 }
 
 const MAX_SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
+// Taken at load, like the other intrinsics here: a program that replaces
+// them later must not change how arguments are coerced.
+const mathTrunc = Math.trunc;
+const bigIntAsIntN = BigInt.asIntN;
 
 // An interrupt point for the sync wait's loop. worker.terminate() asks V8 to
 // stop at its next interrupt check, but a loop that only calls a native
@@ -103,7 +107,7 @@ function validateWaitable(typedArray) {
 function toIntegerOrInfinity(value, name) {
   const number = toNumber(value, name);
   if (number !== number || number === 0) return 0; // NaN, -0
-  return Math.trunc(number);
+  return mathTrunc(number);
 }
 
 /** ValidateAtomicAccess: ToIndex, then the bounds check against `length`. */
@@ -133,7 +137,7 @@ function coerceValue(value, isBigInt) {
     if (typeof value === 'number' || value === undefined || value === null || typeof value === 'symbol') {
       throw new TypeError(`The "value" argument must be a BigInt for a BigInt64Array. Received ${describe(value)}`);
     }
-    return BigInt.asIntN(64, value);
+    return bigIntAsIntN(64, value);
   }
   if (typeof value === 'bigint' || typeof value === 'symbol') {
     throw new TypeError(`The "value" argument must be a Number for an Int32Array. Received ${describe(value)}`);

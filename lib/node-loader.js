@@ -118,7 +118,7 @@ function createLoaderRoute(versions, realm = globalThis) {
   if (!(skip instanceof Set)) {
     skip = new Set();
     try {
-      Object.defineProperty(realm, kPolyfillFiles, { value: skip, configurable: true });
+      Object.defineProperty(realm, kPolyfillFiles, { __proto__: null, value: skip, configurable: true });
     } catch (_) {
       // a non-extensible global: this copy skips its own frames only
     }

@@ -152,7 +152,7 @@ function pendingPromises(binding) {
   }
 
   binding.setSettler(settle, outcomes);
-  Object.defineProperty(binding, kTable, { value: table });
+  Object.defineProperty(binding, kTable, { __proto__: null, value: table });
   return table;
 }
 

@@ -105,6 +105,7 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding), ver
     for (const name of NAMES) {
       // The built-ins' attributes: writable, configurable, not enumerable.
       Object.defineProperty(atomics, name, {
+        __proto__: null,
         value: replacements[name],
         writable: true,
         enumerable: false,

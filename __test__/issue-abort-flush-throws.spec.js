@@ -1,0 +1,89 @@
+'use strict';
+// Review (JS, 1): an abort flushes its own waiter out of the queue with
+// notify(…, Infinity). When that notify threw (abort() near the stack
+// limit, a failing notify), the waiter stayed queued; the holder's unlock
+// then woke it (notify 1), and it threw the abort without passing the
+// wake-up on: the next waiter slept on with the word at 0.
+
+const assert = require('assert');
+const api = require('..');
+const { createAsyncLock } = require('../lib/async-lock');
+const { until } = require('./helpers');
+
+/**
+ * An AbortSignal enough for the lock: a real one reports a listener's throw
+ * as an uncaught exception, this one keeps it for the test to look at.
+ */
+function fakeSignal() {
+  const listeners = [];
+  const signal = {
+    aborted: false,
+    reason: undefined,
+    addEventListener: (type, f) => listeners.push(f),
+    removeEventListener: (type, f) => {
+      const i = listeners.indexOf(f);
+      if (i >= 0) listeners.splice(i, 1);
+    },
+  };
+  const abort = () => {
+    signal.aborted = true;
+    signal.reason = new Error('aborted by the test');
+    const errors = [];
+    for (const f of listeners.slice()) {
+      try {
+        f();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    return errors;
+  };
+  return { signal, abort };
+}
+
+describe('AsyncLock: an abort whose flush throws (review JS 1)', function () {
+  let failures = 0; // how many notify calls to fail next
+  const AsyncLock = createAsyncLock({
+    wait: api.wait,
+    waitAsync: api.waitAsync,
+    notify(...args) {
+      if (failures > 0) {
+        failures--;
+        throw new RangeError('Maximum call stack size exceeded');
+      }
+      return api.notify(...args);
+    },
+  });
+  const queued = (lock) => api.waitersForTesting(lock.i32a, lock.index).registry;
+
+  for (const op of ['acquire', 'waitForUnlock']) {
+    it(`${op}: the waiter behind the aborted one gets the lock`, async () => {
+      const lock = new AsyncLock();
+      const holder = new AsyncLock(lock.sab);
+      const release = holder.lockGuard();
+      const { signal, abort } = fakeSignal();
+      let aborted = null;
+      new AsyncLock(lock.sab)[op]({ signal }).then(
+        () => (aborted = 'resolved'),
+        (error) => (aborted = error.message)
+      );
+      await until(() => queued(lock) === 1, 'the first waiter to queue');
+      let next = null;
+      lock.acquire().then((r) => (next = r));
+      await until(() => queued(lock) === 2, 'the second waiter to queue');
+      failures = 1;
+      const errors = abort();
+      assert.deepStrictEqual(errors.map((e) => e.name), ['RangeError'], 'the flush did throw');
+      release(); // wakes the aborted waiter first (FIFO)
+      try {
+        await until(() => aborted !== null && next !== null, 'both to settle', 3000);
+      } finally {
+        if (next === null) api.notify(lock.i32a, lock.index); // unfixed: let the sleeper go
+      }
+      assert.strictEqual(aborted, 'aborted by the test');
+      next();
+      assert.strictEqual(lock.isLocked(), false);
+      assert.strictEqual(queued(lock), 0);
+    });
+  }
+});

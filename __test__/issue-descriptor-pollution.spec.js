@@ -1,0 +1,43 @@
+'use strict';
+// Review (JS, 5): the property descriptors lib/ hands to defineProperty
+// were plain objects, so properties a program put on Object.prototype
+// became part of them: with `Object.prototype.get` set, `{ value }` is an
+// invalid descriptor (a TypeError), and a getter `enumerable` changes the
+// attributes. Every descriptor in lib/ now has a null prototype.
+
+const assert = require('assert');
+const { AsyncLock, waitAsync, notify } = require('..');
+
+/** Runs `f` with `Object.prototype[key]` defined as `descriptor`. */
+async function polluted(key, descriptor, f) {
+  Object.defineProperty(Object.prototype, key, { configurable: true, ...descriptor });
+  try {
+    return await f();
+  } finally {
+    delete Object.prototype[key];
+  }
+}
+
+describe('descriptors immune to Object.prototype (review JS 5)', function () {
+  it('Object.prototype.get: acquire on a free and on a held lock resolves, and the lock ends free', async () => {
+    const lock = new AsyncLock();
+    const other = new AsyncLock(lock.sab);
+    await polluted('get', { value: function get() {}, writable: true }, async () => {
+      const release = await lock.acquire(); // free: the release function's own `then`
+      const waiter = other.acquire(); // held: its waitAsync promise's own `constructor`
+      release();
+      (await waiter)();
+    });
+    assert.strictEqual(lock.isLocked(), false);
+  });
+
+  it('Object.prototype.get: waitAsync and notify still work', async () => {
+    const i32a = new Int32Array(new SharedArrayBuffer(4));
+    await polluted('get', { value: function get() {}, writable: true }, async () => {
+      const { async, value } = waitAsync(i32a, 0, 0);
+      assert.strictEqual(async, true);
+      assert.strictEqual(notify(i32a, 0), 1);
+      assert.strictEqual(await value, 'ok');
+    });
+  });
+});

@@ -1,0 +1,108 @@
+'use strict';
+// Review (JS, 2): unlock() took every failure of its notify for "out of
+// stack": it took the lock back (as 2) and threw, for the caller to retry.
+// executeLocked retried once after an await; when the notify failed again
+// (a panic in the addon surfaces as a plain Error), executeLocked rejected
+// with the word at 2 and its instance marked the holder, a frame nobody
+// could reach any more: the lock was held by nobody, for good. Only a
+// RangeError (the stack) is worth a retry from the caller; after any other
+// failure the lock is released and the wake-up is retried from a timer.
+
+const assert = require('assert');
+const api = require('..');
+const binding = require('../binding');
+const { createAsyncLock } = require('../lib/async-lock');
+const { until } = require('./helpers');
+
+describe('AsyncLock: an unlock whose notify fails other than out of stack (review JS 2)', function () {
+  let failures = 0; // how many notify calls to fail next
+  const AsyncLock = createAsyncLock({
+    wait: api.wait,
+    waitAsync: api.waitAsync,
+    notify(...args) {
+      if (failures > 0) {
+        failures--;
+        throw new Error('atomics-waitasync: internal error (panic in the addon)');
+      }
+      return api.notify(...args);
+    },
+  });
+  const queued = (lock) => api.waitersForTesting(lock.i32a, lock.index).registry;
+
+  /** Waits for `waiter` (a promise of a release function) to settle. */
+  async function settles(waiter) {
+    let release = null;
+    waiter.then((r) => (release = r));
+    await until(() => release !== null, 'the waiter to get the lock', 3000);
+    return release;
+  }
+
+  // Every lock a test made: should it fail, its sleepers are let go, so that
+  // no pending wait keeps the process alive.
+  let made = [];
+  afterEach(async () => {
+    failures = 0;
+    for (const lock of made) {
+      while (queued(lock) !== 0) {
+        new AsyncLock(lock.sab).forceUnlock();
+        await new Promise(setImmediate);
+      }
+    }
+    made = [];
+  });
+
+  it('executeLocked rejects with the error, and the queued waiter still gets the lock', async () => {
+    const lock = new AsyncLock();
+    made.push(lock);
+    const other = new AsyncLock(lock.sab);
+    let waiter;
+    const outcome = lock.executeLocked(async () => {
+      waiter = other.acquire();
+      await until(() => queued(lock) === 1, 'the waiter to queue');
+      failures = 3; // the unlock, its retry, and one more
+      return 'ran';
+    });
+    await assert.rejects(outcome, { message: /panic in the addon/ });
+    const release = await settles(waiter);
+    release();
+    assert.strictEqual(lock.isLocked(), false);
+    assert.strictEqual(queued(lock), 0);
+    // The instance that ran f does not hold the lock: it can take it again.
+    assert.strictEqual(await lock.executeLocked(() => 'again'), 'again');
+    assert.strictEqual(lock.isLocked(), false);
+  });
+
+  it('unlock() throws the error with the lock released, and the queued waiter gets it', async () => {
+    const lock = new AsyncLock();
+    made.push(lock);
+    const holder = new AsyncLock(lock.sab);
+    holder.lock();
+    const waiter = lock.acquire();
+    await until(() => queued(lock) === 1, 'the waiter to queue');
+    failures = 2;
+    assert.throws(() => holder.unlock(), { message: /panic in the addon/ });
+    assert.throws(() => holder.unlock(), { code: 'ERR_ASYNC_LOCK_NOT_HELD' });
+    const release = await settles(waiter);
+    release();
+    assert.strictEqual(lock.isLocked(), false);
+  });
+
+  it('a panic in the binding\'s notify (panicForTesting): executeLocked rejects, the waiter gets the lock', async () => {
+    const { AsyncLock: RealLock } = api;
+    const lock = new RealLock();
+    made.push(lock);
+    const other = new RealLock(lock.sab);
+    let waiter;
+    const outcome = lock.executeLocked(async () => {
+      waiter = other.acquire();
+      await until(() => queued(lock) === 1, 'the waiter to queue');
+      // Two for each notify: lib/atomics.js's notify tries the binding once more
+      // on its slow path. So both the unlock and its retry panic.
+      binding.panicForTesting('notify', 4);
+    });
+    await assert.rejects(outcome, { message: /internal error/ });
+    const release = await settles(waiter);
+    release();
+    assert.strictEqual(lock.isLocked(), false);
+  });
+});
