@@ -375,7 +375,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     } finally {
       if (holding) {
         try {
-          lock.unlock(); // an unlock error (misuse: f unlocked) wins over f's outcome
+          unlockHeld(lock, mine); // an unlock error (misuse: f unlocked) wins over f's outcome
         } catch (error) {
           if (!mine.held) throw error;
           // Still held: unlock() threw out of stack (f returned near the
@@ -383,8 +383,82 @@ function createAsyncLock({ wait, waitAsync, notify }) {
           // the bottom of the stack, after an await (of a non-promise: it
           // calls nothing).
           await undefined;
-          lock.unlock();
+          unlockHeld(lock, mine);
         }
+      }
+    }
+  }
+
+  /**
+   * unlock() of `lock`, whose held state is `mine` (see AsyncLock#unlock).
+   */
+  function unlockHeld(lock, mine) {
+    if (!mine.held) throw notHeldError();
+    // Near the stack limit any step here can throw (a property load, an
+    // Atomics call, the notify): the locals say how far it got, and a
+    // throw leaves either the lock still held by this instance (the
+    // caller can retry) or released with its wake-up passed on, never a
+    // free word with a waiter asleep on it.
+    let state = -1; // the word as the compareExchange found it
+    let stored = false;
+    try {
+      const i32a = lock.i32a;
+      const index = lock.index;
+      state = Atomics.compareExchange(i32a, index, LOCKED, UNLOCKED);
+      if (state === CONTENDED) {
+        Atomics.store(i32a, index, UNLOCKED); // only the holder moves 2 away
+        stored = true;
+        mine.held = false;
+        notify(i32a, index, 1);
+      }
+    } catch (error) {
+      if (!stored) throw error; // nothing was changed: still held
+      // The notify threw after the store: put the wake-up back where the
+      // next unlock finds it, with no call that could throw again (we
+      // may be out of stack). Take the lock back if it is still free (as
+      // 2), so that this throws with the lock held; or, if another thread
+      // took it meanwhile, make sure the word says 2, so that its unlock
+      // notifies: then the lock was released, and this returns.
+      const i32a = lock.i32a;
+      const index = lock.index;
+      for (;;) {
+        const now = Atomics.compareExchange(i32a, index, UNLOCKED, CONTENDED);
+        if (now === UNLOCKED) break;
+        if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return;
+      }
+      mine.held = true;
+      // Taken back. Out of stack, the caller retries from lower down
+      // (executeLocked does). Any other failure (a panic in the addon)
+      // would come again on a retry, and executeLocked's caller could
+      // not retry at all: release it, and retry the wake-up from a timer.
+      if (!isStackOverflow(error)) {
+        mine.held = false;
+        Atomics.store(i32a, index, UNLOCKED);
+        notifyLater(i32a, index, 1, 0);
+      }
+      throw error;
+    }
+    mine.held = false;
+    if (state !== LOCKED && state !== CONTENDED) throw notHeldError(); // the word was reset by forceUnlock() meanwhile
+  }
+
+  /**
+   * executeLocked's end once this instance holds the lock (its fast path):
+   * lockedAsync's last part, in a frame of its own for the same reasons
+   * (awaits only f's result; the lock is released however f ends).
+   */
+  async function runHolding(lock, mine, f) {
+    try {
+      const result = f();
+      if (result !== null && (typeof result === 'object' || typeof result === 'function')) return await result;
+      return result;
+    } finally {
+      try {
+        unlockHeld(lock, mine);
+      } catch (error) {
+        if (!mine.held) throw error;
+        await undefined; // as in lockedAsync
+        unlockHeld(lock, mine);
       }
     }
   }
@@ -498,54 +572,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * lock).
      */
     unlock() {
-      const mine = stateOf(this);
-      if (!mine.held) throw notHeldError();
-      // Near the stack limit any step here can throw (a property load, an
-      // Atomics call, the notify): the locals say how far it got, and a
-      // throw leaves either the lock still held by this instance (the
-      // caller can retry) or released with its wake-up passed on, never a
-      // free word with a waiter asleep on it.
-      let state = -1; // the word as the compareExchange found it
-      let stored = false;
-      try {
-        const i32a = this.i32a;
-        const index = this.index;
-        state = Atomics.compareExchange(i32a, index, LOCKED, UNLOCKED);
-        if (state === CONTENDED) {
-          Atomics.store(i32a, index, UNLOCKED); // only the holder moves 2 away
-          stored = true;
-          mine.held = false;
-          notify(i32a, index, 1);
-        }
-      } catch (error) {
-        if (!stored) throw error; // nothing was changed: still held
-        // The notify threw after the store: put the wake-up back where the
-        // next unlock finds it, with no call that could throw again (we
-        // may be out of stack). Take the lock back if it is still free (as
-        // 2), so that this throws with the lock held; or, if another thread
-        // took it meanwhile, make sure the word says 2, so that its unlock
-        // notifies: then the lock was released, and this returns.
-        const i32a = this.i32a;
-        const index = this.index;
-        for (;;) {
-          const now = Atomics.compareExchange(i32a, index, UNLOCKED, CONTENDED);
-          if (now === UNLOCKED) break;
-          if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return;
-        }
-        mine.held = true;
-        // Taken back. Out of stack, the caller retries from lower down
-        // (executeLocked does). Any other failure (a panic in the addon)
-        // would come again on a retry, and executeLocked's caller could
-        // not retry at all: release it, and retry the wake-up from a timer.
-        if (!isStackOverflow(error)) {
-          mine.held = false;
-          Atomics.store(i32a, index, UNLOCKED);
-          notifyLater(i32a, index, 1, 0);
-        }
-        throw error;
-      }
-      mine.held = false;
-      if (state !== LOCKED && state !== CONTENDED) throw notHeldError(); // the word was reset by forceUnlock() meanwhile
+      unlockHeld(this, stateOf(this));
     }
 
     /** `unlock()` under async-mutex's name. */
@@ -574,6 +601,16 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {Promise<T>}
      */
     executeLocked(f, options) {
+      // The common call, on a free lock: taken here, and f run holding it,
+      // without lockedAsync's options and waiting (one WeakMap look-up;
+      // anything else, a bad `this` included, takes the general path).
+      if (options === undefined && typeof f === 'function') {
+        const mine = weakMapGet(states, this);
+        if (mine !== undefined && Atomics.compareExchange(this.i32a, this.index, UNLOCKED, LOCKED) === UNLOCKED) {
+          mine.held = true;
+          return runHolding(this, mine, f);
+        }
+      }
       return lockedAsync(this, kExecute, f, options);
     }
 
