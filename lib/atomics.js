@@ -426,7 +426,9 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
         // next waiter. Otherwise tell it the wake-up arrived.
         interruptPoint();
         if (waitSeen !== null) waitSeen[0] = 0;
-        else binding.waitDone();
+        // No word, or one whose buffer was detached (transfer()): it took
+        // no write, and the binding would pass on a wake-up the caller saw.
+        if (waitSeen === null || waitSeen[0] !== 0) binding.waitDone();
       }
       done = true;
     } finally {
