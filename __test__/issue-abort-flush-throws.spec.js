@@ -12,7 +12,8 @@ const { until } = require('./helpers');
 
 /**
  * An AbortSignal enough for the lock: a real one reports a listener's throw
- * as an uncaught exception, this one keeps it for the test to look at.
+ * as an uncaught exception, this one keeps it for the test to look at (the
+ * lock's listener throws nothing).
  */
 function fakeSignal() {
   const listeners = [];
@@ -73,7 +74,9 @@ describe('AsyncLock: an abort whose flush throws (review JS 1)', function () {
       await until(() => queued(lock) === 2, 'the second waiter to queue');
       failures = 1;
       const errors = abort();
-      assert.deepStrictEqual(errors.map((e) => e.name), ['RangeError'], 'the flush did throw');
+      assert.strictEqual(failures, 0, 'the flush was tried, and threw');
+      // (Kept in the listener: a real signal would report it uncaught.)
+      assert.deepStrictEqual(errors, [], 'the listener threw');
       release(); // wakes the aborted waiter first (FIFO)
       try {
         await until(() => aborted !== null && next !== null, 'both to settle', 3000);

@@ -40,4 +40,19 @@ describe('descriptors immune to Object.prototype (review JS 5)', function () {
       assert.strictEqual(await value, 'ok');
     });
   });
+
+  it('Object.prototype.get: after a forced install, a Worker with its own execArgv starts (child process)', () => {
+    const { runNode, root } = require('./helpers');
+    const program = `
+      require(${JSON.stringify(root)}).install({ force: true });
+      Object.defineProperty(Object.prototype, 'get', { configurable: true, writable: true, value: function get() {} });
+      const { Worker } = require('worker_threads');
+      const worker = new Worker('require("worker_threads").parentPort.postMessage(typeof Atomics.waitAsync)', { eval: true, execArgv: [] });
+      worker.once('message', (m) => { console.log(m); });
+    `;
+    const result = runNode(['-e', program]);
+    assert.deepStrictEqual([result.status, result.stderr], [0, ''], result.stderr);
+    assert.strictEqual(result.stdout.trim(), 'function');
+  });
 });
+

@@ -105,4 +105,69 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     release();
     assert.strictEqual(lock.isLocked(), false);
   });
+
+  it('a release function whose unlock failed so is spent: calling it again frees no later hold (review JS, second pass)', async () => {
+    const lock = new AsyncLock();
+    made.push(lock);
+    const other = new AsyncLock(lock.sab);
+    const first = await lock.acquire();
+    const waiter = other.acquire();
+    await until(() => queued(lock) === 1, 'the waiter to queue');
+    failures = 1; // the unlock's notify; the wake-up then goes at once
+    assert.throws(() => first(), { message: /panic in the addon/ });
+    (await settles(waiter))();
+    const second = await lock.acquire(); // the same instance holds it again
+    first(); // a retry of the spent function: nothing
+    assert.strictEqual(other.tryLock(), false, 'the retry freed the second hold');
+    second();
+    assert.strictEqual(lock.isLocked(), false);
+  });
+
+  it('a worker whose unlock failed so, and that then exits at once: the main thread still gets the lock (review JS, second pass)', async () => {
+    const { AsyncLock: RealLock } = api;
+    const lock = new RealLock();
+    made.push(lock);
+    const { Worker } = require('worker_threads');
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(
+      `
+      const { workerData, parentPort } = require('worker_threads');
+      const api = require(workerData.root);
+      const { createAsyncLock } = require(workerData.root + '/lib/async-lock.js');
+      let failures = 0;
+      const AsyncLock = createAsyncLock({
+        wait: api.wait,
+        waitAsync: api.waitAsync,
+        notify(...args) {
+          if (failures > 0) { failures--; throw new Error('internal error (panic in the addon)'); }
+          return api.notify(...args);
+        },
+      });
+      const lock = new AsyncLock(workerData.sab);
+      const gate = new Int32Array(workerData.gate);
+      lock.lock();
+      parentPort.postMessage('locked');
+      Atomics.wait(gate, 0, 0); // until the main thread's waiter is queued
+      failures = 1;
+      try { lock.unlock(); } catch (_) {}
+      // exits now: no turn of its event loop for a timer
+    `,
+      { eval: true, workerData: { root: require('path').join(__dirname, '..'), sab: lock.sab, gate: gate.buffer } }
+    );
+    await new Promise((resolve) => worker.once('message', resolve));
+    const waiting = lock.executeLocked(() => 'ran');
+    await until(() => queued(lock) === 1, 'the main thread to queue');
+    Atomics.store(gate, 0, 1);
+    Atomics.notify(gate, 0);
+    let outcome = null;
+    waiting.then((v) => (outcome = v));
+    try {
+      await until(() => outcome !== null, 'the main thread to get the lock', 5000);
+    } finally {
+      await worker.terminate();
+    }
+    assert.strictEqual(outcome, 'ran');
+    assert.strictEqual(lock.isLocked(), false);
+  });
 });
+

@@ -188,6 +188,20 @@ function createAsyncLock({ wait, waitAsync, notify }) {
   }
 
   /**
+   * A wake-up this thread owes the word's waiters: notified now, or, if
+   * that fails (a panic in the addon; not the stack: callers are at the
+   * bottom of theirs or have already failed for another reason), from a
+   * timer (notifyLater). Throws only if even the timer cannot be set.
+   */
+  function passOn(i32a, index, count) {
+    try {
+      notify(i32a, index, count);
+    } catch (_) {
+      notifyLater(i32a, index, count, 0);
+    }
+  }
+
+  /**
    * A release function (idempotent, like async-mutex's), disposable where
    * the runtime can. Its own `then` is undefined: acquire() resolves with
    * it, and resolving with a function looks up its `then`, which must not
@@ -195,9 +209,18 @@ function createAsyncLock({ wait, waitAsync, notify }) {
    */
   function makeReleaser(lock) {
     let released = false;
+    const mine = stateOf(lock);
     const release = () => {
       if (released) return;
-      lock.unlock(); // if it throws, the lock is still held: a retry unlocks
+      try {
+        unlockHeld(lock, mine);
+      } catch (error) {
+        // Out of stack, the lock is still held: a retry unlocks. Any other
+        // failure released it (its wake-up is on its way): spent, so that a
+        // retry cannot free a later hold of this instance.
+        if (!mine.held) released = true;
+        throw error;
+      }
       released = true;
     };
     reflectDefineProperty(release, 'then', kNoThen);
@@ -304,8 +327,12 @@ function createAsyncLock({ wait, waitAsync, notify }) {
             // nothing behind. Should this notify throw (near the stack
             // limit), ours stays queued until an unlock wakes it: the loop
             // below then passes that wake-up on.
-            if (queued) notify(i32a, index, Infinity);
-            flushed = true;
+            try {
+              if (queued) notify(i32a, index, Infinity);
+              flushed = true;
+            } catch (_) {
+              // (an exception here would be the signal's uncaught one)
+            }
           };
           signal.addEventListener('abort', onAbort);
         }
@@ -315,7 +342,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
             if (aborted) {
               // Woken, but not by our own flush (it threw): the wake-up was
               // an unlock's, meant for a thread that wants the lock.
-              if (woken && !flushed) notify(i32a, index, 1);
+              if (woken && !flushed) passOn(i32a, index, 1);
               throw abortReason(signal);
             }
             if (op === kWaitForUnlock) {
@@ -323,7 +350,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
               if (state === UNLOCKED) {
                 // A wake-up we took was meant for a thread that wants the
                 // lock: pass it on, as we leave without taking it.
-                if (woken) notify(i32a, index, 1);
+                if (woken) passOn(i32a, index, 1);
                 break;
               }
               // Held: make sure the word says 2 before waiting on it.
@@ -350,7 +377,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
                 // or out of stack: ours may still be queued with nobody to
                 // see its wake-up. Flush it out (as an abort does), give up.
                 queued = false;
-                notify(i32a, index, Infinity);
+                passOn(i32a, index, Infinity);
                 throw error;
               }
               queued = false;
@@ -434,7 +461,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       if (!isStackOverflow(error)) {
         mine.held = false;
         Atomics.store(i32a, index, UNLOCKED);
-        notifyLater(i32a, index, 1, 0);
+        passOn(i32a, index, 1);
       }
       throw error;
     }
@@ -696,12 +723,12 @@ function createAsyncLock({ wait, waitAsync, notify }) {
           if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return true;
         }
         mine.held = held;
-        // As in unlock(): other than out of stack, free it again and retry
-        // the wake-ups from a timer.
+        // As in unlock(): other than out of stack, free it again and pass
+        // the wake-ups on (now, or from a timer).
         if (!isStackOverflow(error)) {
           mine.held = false;
           Atomics.store(i32a, index, UNLOCKED);
-          notifyLater(i32a, index, Infinity, 0);
+          passOn(i32a, index, Infinity);
         }
         throw error;
       }

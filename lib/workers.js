@@ -70,7 +70,14 @@ function preloadInWorkers(workerThreads, preload, builtinModule) {
         return Reflect.construct(target, args, construct);
       }
       const fixed = Object.create(options, {
-        execArgv: { value: withPreload(options.execArgv, state.preload), enumerable: true, writable: true, configurable: true },
+        __proto__: null,
+        execArgv: {
+          __proto__: null,
+          value: withPreload(options.execArgv, state.preload),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        },
       });
       return Reflect.construct(target, [args[0], fixed].concat(args.slice(2)), construct);
     },
