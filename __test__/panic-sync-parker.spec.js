@@ -36,27 +36,40 @@ function abandonWithPanic(stale) {
   assert.strictEqual(waitersForTesting(stale, 0).registry, 1, 'the stale waiter is still queued');
 }
 
-/** A worker that notifies one waiter on `stale`, once `next` has one if given. */
+/**
+ * A worker that notifies one waiter on `stale`: at once, or, given `next`,
+ * once `next` has a waiter (or `done[0]` is set: this thread's wait ended
+ * first, so the test would hang waiting). `ready` resolves once it has
+ * loaded the package; `notified` with the notify's count and whether
+ * `next` had its waiter then.
+ */
 function notifier(stale, next) {
+  const done = new Int32Array(new SharedArrayBuffer(4));
   const worker = new Worker(
     `
     const { workerData, parentPort } = require('worker_threads');
     const { notify, waitersForTesting } = require(workerData.root);
     const stale = new Int32Array(workerData.stale);
-    const nap = new Int32Array(new SharedArrayBuffer(4));
+    const done = new Int32Array(workerData.done);
+    parentPort.postMessage('ready');
+    let during = false;
     if (workerData.next) {
       const next = new Int32Array(workerData.next);
-      while (waitersForTesting(next, 0).registry === 0) Atomics.wait(nap, 0, 0, 1);
+      while (!(during = waitersForTesting(next, 0).registry !== 0) && Atomics.load(done, 0) === 0) Atomics.wait(done, 0, 0, 1);
     }
-    parentPort.postMessage(notify(stale, 0, 1));
+    parentPort.postMessage({ count: notify(stale, 0, 1), during });
     `,
-    { eval: true, workerData: { root, stale: stale.buffer, next: next && next.buffer } }
+    { eval: true, workerData: { root, stale: stale.buffer, next: next && next.buffer, done: done.buffer } }
   );
+  let seen = 0;
+  let onReady, onNotified;
+  const ready = new Promise((resolve) => (onReady = resolve));
   const notified = new Promise((resolve, reject) => {
-    worker.once('message', resolve);
+    onNotified = resolve;
     worker.once('error', reject);
   });
-  return { worker, notified };
+  worker.on('message', (m) => (++seen === 1 ? onReady : onNotified)(m));
+  return { worker, done, ready, notified };
 }
 
 describe('a panic in a sync-wait call leaves the next wait unwoken by a stale notify', function () {
@@ -70,7 +83,7 @@ describe('a panic in a sync-wait call leaves the next wait unwoken by a stale no
     const behind = waitAsync(stale, 0, 0).value;
     const { worker, notified } = notifier(stale, null);
     try {
-      assert.strictEqual(await notified, 1, 'the notify took the stale waiter');
+      assert.strictEqual((await notified).count, 1, 'the notify took the stale waiter');
       assert.strictEqual(wait(next, 0, 0, 200), 'timed-out', 'woken by a notify meant for the stale waiter');
       assert.strictEqual(await behind, 'ok', 'the stale waiter passed its wake-up on');
     } finally {
@@ -84,10 +97,15 @@ describe('a panic in a sync-wait call leaves the next wait unwoken by a stale no
     const next = new Int32Array(new SharedArrayBuffer(4));
     abandonWithPanic(stale);
     // The worker notifies the stale waiter while this thread waits on `next`.
-    const { worker, notified } = notifier(stale, next);
+    const { worker, done, ready, notified } = notifier(stale, next);
     try {
-      assert.strictEqual(wait(next, 0, 0, 1000), 'timed-out', 'woken by a notify meant for the stale waiter');
-      assert.strictEqual(await notified, 0, 'the next wait took the stale waiter off its queue first');
+      await ready; // loaded: it sees the wait below within its 1,000 ms
+      const outcome = wait(next, 0, 0, 1000);
+      Atomics.store(done, 0, 1);
+      assert.strictEqual(outcome, 'timed-out', 'woken by a notify meant for the stale waiter');
+      const { count, during } = await notified;
+      assert.ok(during, 'the worker notified only after the wait ended (a loaded machine): nothing was tested');
+      assert.strictEqual(count, 0, 'the next wait took the stale waiter off its queue first');
     } finally {
       await worker.terminate();
     }
