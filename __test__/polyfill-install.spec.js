@@ -167,4 +167,23 @@ describe('polyfill install()', function () {
     assert.throws(() => install(true), TypeError);
     assert.deepStrictEqual(install(null), { installed: NAMES, active: true });
   });
+
+  it('a copy of lib/atomics.js loaded after a forced install waits through the engine\'s wait, not the installed one (child process)', function () {
+    // Its interrupt point, called once per slice, is the Atomics.wait it
+    // found at load: the installed one would end the wait in progress.
+    const { runNode, root } = require('./helpers');
+    const path = require('path');
+    const program = `
+      require(${JSON.stringify(root)}).install({ force: true });
+      const file = ${JSON.stringify(path.join(root, 'lib', 'atomics.js'))};
+      delete require.cache[file];
+      const second = require(file).createAtomics(require(${JSON.stringify(path.join(root, 'binding.js'))}));
+      const ta = new Int32Array(new SharedArrayBuffer(4));
+      console.log(second.wait(ta, 0, 0, 50));
+    `;
+    const result = runNode(['-e', program]);
+    assert.deepStrictEqual([result.status, result.stderr], [0, ''], result.stderr);
+    assert.strictEqual(result.stdout.trim(), 'timed-out');
+  });
 });
+

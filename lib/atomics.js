@@ -59,8 +59,15 @@ const bigIntAsIntN = BigInt.asIntN;
 // fires. The engine's own Atomics.wait handles pending interrupts whenever
 // it gets past its value check, even with timeout 0, so one call per slice
 // (every 10 ms, ~0.3 µs) makes termination prompt. Taken at load time,
-// before any polyfill replaces Atomics.wait.
-const engineWait = Atomics.wait;
+// before any polyfill replaces Atomics.wait; and should a polyfill of this
+// package already be installed (this is a second copy of this module, in
+// another module registry, say), the function it replaced, which it keeps
+// under kEngineWait: its own wait would end the wait in progress.
+const kEngineWait = Symbol.for('atomics-waitasync.engineWait');
+let engineWait = Atomics.wait;
+for (let hops = 0; hops < 8 && typeof engineWait === 'function' && typeof engineWait[kEngineWait] === 'function'; hops++) {
+  engineWait = engineWait[kEngineWait];
+}
 const kInterruptCell = new Int32Array(new SharedArrayBuffer(4));
 let interruptPoint = function interruptPoint() {
   engineWait(kInterruptCell, 0, 0, 0);
@@ -493,4 +500,4 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
   return { waitAsync, wait, notify, ref, unref, waitersForTesting };
 }
 
-module.exports = { createAtomics, skippingNotify, OK, NOT_EQUAL, TIMED_OUT };
+module.exports = { createAtomics, skippingNotify, kEngineWait, OK, NOT_EQUAL, TIMED_OUT };

@@ -6,7 +6,7 @@
 // hand it a fake of each. index.js makes the real one (one per thread: every
 // worker has its own `Atomics` and its own copy of index.js).
 
-const { createAtomics, skippingNotify } = require('./atomics');
+const { createAtomics, skippingNotify, kEngineWait } = require('./atomics');
 const { createLoaderRoute } = require('./node-loader');
 
 const NAMES = ['waitAsync', 'wait', 'notify'];
@@ -99,6 +99,11 @@ function createPolyfill(binding, atomics, ponyfill = createAtomics(binding), ver
       if (isLoaderLock !== null) {
         loaderWait = typeof atomics.wait === 'function' ? atomics.wait : null;
         loaderWaitAsync = typeof atomics.waitAsync === 'function' ? atomics.waitAsync : null;
+      }
+      // What the installed wait replaced, for a later copy of
+      // lib/atomics.js to take as its interrupt point (see there).
+      if (typeof atomics.wait === 'function') {
+        Object.defineProperty(replacements.wait, kEngineWait, { __proto__: null, value: atomics.wait });
       }
       patchedOnce = true;
     }
