@@ -135,12 +135,18 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
   /// still queued has timed out; the others were notified and are skipped.
   fn expire(&'static self, due: &mut Due<Deadline>) {
     // Every due waiter is taken off its queue first, one at a time: if a
-    // removal panics, the deadlines not taken yet go back to the notifier
-    // (see `handshake::Due`). Then they are woken: a panic in `wake` (only
+    // removal panics, its deadline (in hand: taken only once the next is
+    // asked for) and those not taken yet go back to the notifier (see
+    // `handshake::Due`). Then they are woken: a panic in `wake` (only
     // a Signal that broke its must-not-panic contract) loses every waiter
     // of this batch not yet delivered, with its outcome.
     let timed_out: Vec<(usize, WaiterId, Waiter<S>)> = due
-      .filter_map(|d| self.registry.remove(d.key, d.id).map(|w| (d.key, d.id, w)))
+      .filter_map(|d| {
+        if self.armed.load(Ordering::Relaxed) {
+          self.panic_if_armed("expire");
+        }
+        self.registry.remove(d.key, d.id).map(|w| (d.key, d.id, w))
+      })
       .collect();
     if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
       self.wake(timed_out, Settled::TimedOut)
@@ -326,7 +332,9 @@ pub trait CoreApi<S>: Sync {
   /// Test-only: the next `times` calls of the method named `method` (as in
   /// this trait: `"notify"`, `"enqueue_async"`, …) panic in the core's
   /// code, before they do anything; they return [`Panicked`]. (None if
-  /// `times` is 0.)
+  /// `times` is 0.) `"expire"` names the notifier's expire callback: its
+  /// next `times` due waiters each panic just before being taken off
+  /// their queue.
   fn panic_for_testing(&'static self, method: &str, times: u32) -> Guarded<()>;
 }
 

@@ -131,27 +131,40 @@ pub trait Port {
 }
 
 /// The deadlines that have come due, handed to the expire callback, which
-/// takes them one at a time (it is an iterator, earliest first). Those it
+/// takes them one at a time (it is an iterator, earliest first). A
+/// deadline counts as taken only once the callback is done with it: when
+/// it asks for the next one, or returns. So the one in hand when it panics
+/// is not lost (it had taken the deadline, not yet its waiter). Those it
 /// has not taken when it panics go back to the loop, which hands them over
 /// again (the first a little later, when it panicked having taken none:
 /// see [`run`]); those it leaves when it returns normally are dropped.
 pub struct Due<T> {
+  /// The deadlines not taken yet; the first is in hand if `in_hand`.
   items: VecDeque<((u64, u64), T)>,
+  /// Whether the first of `items` was handed out (a copy of it): it is
+  /// taken at the next `next`.
+  in_hand: bool,
 }
 
-impl<T> Iterator for Due<T> {
+impl<T: Clone> Iterator for Due<T> {
   type Item = T;
 
   fn next(&mut self) -> Option<T> {
-    self.items.pop_front().map(|(_, item)| item)
+    if std::mem::take(&mut self.in_hand) {
+      self.items.pop_front();
+    }
+    let (_, item) = self.items.front()?;
+    self.in_hand = true;
+    Some(item.clone())
   }
 
   fn size_hint(&self) -> (usize, Option<usize>) {
-    (self.items.len(), Some(self.items.len()))
+    let left = self.items.len() - usize::from(self.in_hand);
+    (left, Some(left))
   }
 }
 
-impl<T> ExactSizeIterator for Due<T> {}
+impl<T: Clone> ExactSizeIterator for Due<T> {}
 
 /// How long the first deadline of a batch whose expire callback panicked
 /// before taking anything waits before it is handed over again, in the
@@ -175,7 +188,10 @@ pub const RETRY_MAX: u64 = 1_000_000_000;
 /// callback recovers. (Under its new deadline a cancel no longer finds
 /// it; it is then handed over for nothing, which the callback must
 /// tolerate anyway, as the real one does: its waiter is gone.)
-pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(&mut Due<P::Item>)) {
+pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(&mut Due<P::Item>))
+where
+  P::Item: Clone,
+{
   // Ordered by (deadline, id): both the heap (its first entry is the next
   // to expire) and the index a cancel needs.
   let mut deadlines: BTreeMap<(u64, u64), P::Item> = BTreeMap::new();
@@ -202,6 +218,7 @@ pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(&
     let now = port.now();
     let mut due = Due {
       items: VecDeque::new(),
+      in_hand: false,
     };
     while let Some(entry) = deadlines.first_entry() {
       if entry.key().0 > now {
@@ -223,6 +240,11 @@ pub fn run<P: Port>(port: &P, handshake: &Handshake, mut on_expire: impl FnMut(&
       // never time anything out again), and loses nothing the callback
       // had not taken: that goes back, to be handed over next time round.
       let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_expire(&mut due)));
+      // The one in hand is taken if the callback returned, not if it
+      // panicked (see `Due`).
+      if outcome.is_ok() && std::mem::take(&mut due.in_hand) {
+        due.items.pop_front();
+      }
       let taken = handed - due.items.len();
       for id in retried.iter().take(taken) {
         retry.remove(id);

@@ -140,9 +140,10 @@ impl Timer {
   /// Starts the notifier thread. `on_expire` runs on that thread with every
   /// deadline that has passed, earliest first, and takes them from the
   /// [`Due`] iterator. It should not panic: a panic is caught and the
-  /// thread goes on; a deadline it had taken is lost, and those not yet
-  /// taken are handed over again (the first a little later if it took
-  /// none: see [`handshake::run`]).
+  /// thread goes on; a deadline it had taken is lost (one counts as taken
+  /// once the callback asks for the next, or returns: see [`Due`]), and
+  /// those not yet taken, the one in hand included, are handed over again
+  /// (the first a little later if it took none: see [`handshake::run`]).
   pub fn start(
     on_expire: impl FnMut(&mut Due<Deadline>) + Send + 'static,
   ) -> std::io::Result<Timer> {
@@ -612,7 +613,7 @@ mod tests {
     let mut first = true;
     let timer = Timer::start(move |due: &mut Due<Deadline>| {
       if std::mem::take(&mut first) {
-        let _ = due.next(); // taken, then lost to the panic
+        let _ = due.next(); // in hand, not taken: it comes back
         entered.send(()).unwrap();
         panic!("the expire callback panics (on purpose, in this test)");
       }
@@ -622,7 +623,13 @@ mod tests {
     let base = Instant::now();
     timer.add(deadline(0, 1, base));
     panicking.recv().unwrap();
-    // The thread keeps serving deadlines, and the callback keeps its state.
+    // The deadline in hand comes back (a little later: the callback took
+    // none), and the thread keeps serving deadlines, and the callback keeps
+    // its state.
+    let due = rx
+      .recv_timeout(Duration::from_secs(5))
+      .expect("the deadline in hand at the panic fired");
+    assert_eq!(due.iter().map(|d| d.id).collect::<Vec<_>>(), [1]);
     for id in 2..5 {
       timer.add(deadline(0, id, base));
       let due = rx
@@ -742,11 +749,12 @@ mod tests {
           entered.send(()).unwrap();
           gate.recv().unwrap();
         }
-        // Takes the first of them, then panics, with a payload that
-        // panics again when dropped.
+        // Takes the first of them, has the second in hand, then panics,
+        // with a payload that panics again when dropped.
         2 => {
           let taken = due.next().map(|d| d.id);
           tx.send((taken, due.len())).unwrap();
+          let _ = due.next(); // the first is taken now; the second in hand
           std::panic::panic_any(PanicsOnDrop);
         }
         _ => {
@@ -769,6 +777,8 @@ mod tests {
         .expect("the deadlines not taken before the panic fired")
     };
     assert_eq!(next(), (Some(1), 2), "the panicking call got all three");
+    // The one in hand and the one not handed out come back, at once (the
+    // callback took one); the one taken does not.
     assert_eq!(next(), (Some(2), 0));
     assert_eq!(next(), (Some(3), 0));
     // And the thread lives on.

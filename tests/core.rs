@@ -488,6 +488,31 @@ fn a_panic_in_a_core_method_is_caught_there_and_the_core_goes_on() {
   assert_eq!(core.waiters(None).unwrap(), 0, "nothing queued");
 }
 
+/// Review (expire-fix, item 1): the expire callback took a due deadline
+/// from the notifier (`Due::next`) before taking its waiter off its queue;
+/// a panic in between lost the deadline, and the waitAsync never timed out.
+/// The deadline in hand when the callback panics goes back to the notifier,
+/// which hands it over again a little later.
+#[test]
+fn a_deadline_whose_expire_panicked_before_taking_its_waiter_still_fires() {
+  let core = core();
+  let env = env();
+  core.panic_for_testing("expire", 1).unwrap();
+  let id = queue(core, &env, 3, 1.0);
+  let mut woken = Vec::new();
+  until("the timeout, after the panic", || {
+    core.drain(&env, &mut woken).unwrap();
+    !woken.is_empty()
+  });
+  assert_eq!(woken.len(), 1);
+  assert_eq!((woken[0].slot, woken[0].id), (3, id));
+  assert_eq!(woken[0].how, Settled::TimedOut);
+  assert_eq!(core.waiters(None).unwrap(), 0);
+  until("the notifier holds nothing", || {
+    core.deadlines().unwrap() == 0
+  });
+}
+
 /// A sync wait whose abandon panicked is still queued with the thread's
 /// parker; a notify that takes it meanwhile unparks that parker. The retry
 /// hands the wake-up back (waiting for that unpark), after which the same
