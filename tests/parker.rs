@@ -36,16 +36,53 @@ fn unpark_from_another_thread_wakes() {
   let parker = Arc::new(Parker::new());
   let other = parker.clone();
   let (done, ended) = mpsc::channel();
+  let (started, thread_id) = mpsc::channel();
   // Parks on a thread of its own, so that a lost wake-up fails the test
   // rather than hanging it.
   thread::spawn(move || {
+    let _ = started.send(thread_id_for_testing());
     other.park();
     let _ = done.send(());
   });
+  // Unparked only once it is asleep, so that this tests the wake-up call,
+  // not an unpark that came first. (It did unpark at once, almost always
+  // before the other thread parked.)
+  let id = thread_id.recv().unwrap();
+  while !parker.parked_for_testing() || !asleep_in_the_kernel(id) {
+    thread::yield_now();
+  }
   parker.unpark();
   ended
     .recv_timeout(Duration::from_secs(10))
     .expect("the unpark did not wake the parked thread");
+}
+
+/// The calling thread's kernel id, where there is one to read.
+fn thread_id_for_testing() -> Option<i32> {
+  #[cfg(target_os = "linux")]
+  {
+    // SAFETY: gettid has no preconditions; it only returns the id.
+    Some(unsafe { libc::gettid() })
+  }
+  #[cfg(not(target_os = "linux"))]
+  {
+    None
+  }
+}
+
+/// Whether the thread `id` sleeps in the kernel (state `S`). After its
+/// parker says `PARKED`, the only call that can block it is the futex
+/// wait: `PARKED` alone comes just before it, and an unpark then finds the
+/// word changed and needs no wake-up call. True where it cannot be read.
+fn asleep_in_the_kernel(id: Option<i32>) -> bool {
+  let Some(id) = id else { return true };
+  let Ok(stat) = std::fs::read_to_string(format!("/proc/self/task/{id}/stat")) else {
+    return true;
+  };
+  // "tid (comm) S ...": the name may hold spaces and parentheses.
+  stat
+    .rsplit_once(')')
+    .is_some_and(|(_, rest)| rest.trim_start().starts_with('S'))
 }
 
 /// Review item 6: with a timeout of 60 s, this used to pass with the
