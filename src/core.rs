@@ -137,21 +137,33 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     // Every due waiter is taken off its queue first, one at a time: if a
     // removal panics, its deadline (in hand: taken only once the next is
     // asked for) and those not taken yet go back to the notifier (see
-    // `handshake::Due`). Then they are woken: a panic in `wake` (only
-    // a Signal that broke its must-not-panic contract) loses every waiter
-    // of this batch not yet delivered, with its outcome.
-    let timed_out: Vec<(usize, WaiterId, Waiter<S>)> = due
-      .filter_map(|d| {
+    // `handshake::Due`), and the waiters taken before it are still woken
+    // (off their queues, they would be nobody's). Then they are woken: a
+    // panic in `wake` (only a Signal that broke its must-not-panic
+    // contract) loses every waiter of this batch not yet delivered, with
+    // its outcome.
+    let mut timed_out: Vec<(usize, WaiterId, Waiter<S>)> = Vec::with_capacity(due.len());
+    let taking = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+      for d in due.by_ref() {
         if self.armed.load(Ordering::Relaxed) {
           self.panic_if_armed("expire");
         }
-        self.registry.remove(d.key, d.id).map(|w| (d.key, d.id, w))
-      })
-      .collect();
+        if let Some(w) = self.registry.remove(d.key, d.id) {
+          timed_out.push((d.key, d.id, w)); // within the capacity: no allocation
+          if self.armed.load(Ordering::Relaxed) {
+            self.panic_if_armed("expire_after_taking");
+          }
+        }
+      }
+    }));
     if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
       self.wake(timed_out, Settled::TimedOut)
     })) {
       std::mem::forget(payload); // its Drop could panic, outside the catch
+    }
+    if let Err(payload) = taking {
+      // On to the notifier's loop, which puts back what was not taken.
+      std::panic::resume_unwind(payload);
     }
   }
 
@@ -334,7 +346,7 @@ pub trait CoreApi<S>: Sync {
   /// code, before they do anything; they return [`Panicked`]. (None if
   /// `times` is 0.) `"expire"` names the notifier's expire callback: its
   /// next `times` due waiters each panic just before being taken off
-  /// their queue.
+  /// their queue; `"expire_after_taking"`, just after.
   fn panic_for_testing(&'static self, method: &str, times: u32) -> Guarded<()>;
 }
 

@@ -513,6 +513,29 @@ fn a_deadline_whose_expire_panicked_before_taking_its_waiter_still_fires() {
   });
 }
 
+/// A panic in the notifier's expire callback after it took a waiter off
+/// its queue (as when the removal of the next one panics): the waiter it
+/// took is still timed out, not dropped with the half-built batch.
+#[test]
+fn a_waiter_taken_before_a_panic_in_expire_still_times_out() {
+  let core = core();
+  let env = env();
+  core.panic_for_testing("expire_after_taking", 1).unwrap();
+  let id = queue(core, &env, 4, 1.0);
+  let mut woken = Vec::new();
+  until("the timeout, after the panic", || {
+    core.drain(&env, &mut woken).unwrap();
+    !woken.is_empty()
+  });
+  assert_eq!(woken.len(), 1);
+  assert_eq!((woken[0].slot, woken[0].id), (4, id));
+  assert_eq!(woken[0].how, Settled::TimedOut);
+  assert_eq!(core.waiters(None).unwrap(), 0);
+  until("the notifier holds nothing", || {
+    core.deadlines().unwrap() == 0
+  });
+}
+
 /// A sync wait whose abandon panicked is still queued with the thread's
 /// parker; a notify that takes it meanwhile unparks that parker. The retry
 /// hands the wake-up back (waiting for that unpark), after which the same
