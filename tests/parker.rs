@@ -50,7 +50,10 @@ fn unpark_from_another_thread_wakes() {
   let id = thread_id.recv().unwrap();
   let give_up = Instant::now() + Duration::from_secs(10);
   while !parker.parked_for_testing() || !asleep_in_the_kernel(id) {
-    assert!(Instant::now() < give_up, "the other thread never went to sleep");
+    assert!(
+      Instant::now() < give_up,
+      "the other thread never went to sleep"
+    );
     thread::yield_now();
   }
   parker.unpark();
