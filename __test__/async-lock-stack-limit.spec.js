@@ -95,6 +95,31 @@ describe('AsyncLock near the stack limit (review F2, F3)', function () {
     });
   }
 
+  it('executeLocked(f) on a free lock that throws has taken nothing; one that returns ran f and released the lock', async () => {
+    // Every depth from exhaustion up, one after another with no await in
+    // between (as a program would), then the outcomes once all settled.
+    // The fast path once took the lock before its async frame could start:
+    // at one depth it threw with the word left at 1, held by nobody.
+    const trials = [];
+    for (let shift = 0; shift < 1500; shift++) {
+      const lock = new AsyncLock();
+      const trial = { shift, lock, ran: false, settled: false };
+      trial.out = atDepth(shift, () => {
+        const settle = () => (trial.settled = true);
+        lock.executeLocked(() => (trial.ran = true)).then(settle, settle);
+      });
+      trials.push(trial);
+    }
+    await until(() => trials.every((t) => t.out !== 'ok' || t.settled), 'every call to settle');
+    const outs = {};
+    for (const { shift, lock, ran, out } of trials) {
+      outs[out] = (outs[out] || 0) + 1;
+      assert.deepStrictEqual([shift, out, Atomics.load(lock.i32a, 0)], [shift, out, AsyncLock.UNLOCKED], 'the lock stayed taken');
+      if (out !== 'ok') assert.deepStrictEqual([shift, out, ran], [shift, 'RangeError', false]);
+    }
+    // The range reached from "nothing fits" to "all fits".
+    assert.ok(outs.ok > 0 && outs.RangeError > 0, JSON.stringify(outs));
+  });
 });
 
 // The same, deterministically: a notify that throws once, as the chain does

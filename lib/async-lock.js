@@ -172,9 +172,11 @@ function createAsyncLock({ wait, waitAsync, notify }) {
    * whose notify failed other than out of stack, with the lock released:
    * tried again from a timer, backing off to once a second, until a notify
    * returns (whether it found the waiter or not). Until then the waiter
-   * sleeps, but not for good. The timer does not keep the process alive by
-   * itself: a waiter does (a pending waitAsync of this thread, or another
-   * thread blocked in wait).
+   * sleeps, but not for good. For the first second of tries the timer keeps
+   * this thread alive (the waiter may be another thread's, whose wait does
+   * not keep this one's event loop going: a worker that exits right after
+   * its unlock would take the wake-up with it); after that it does not, so
+   * that a notify that always fails cannot keep a process alive for good.
    */
   function notifyLater(i32a, index, count, delay) {
     const timer = setTimeout(() => {
@@ -184,7 +186,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
         notifyLater(i32a, index, count, Math.min(1000, delay * 2 + 1));
       }
     }, delay);
-    if (timer !== null && typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
+    if (delay >= 512 && timer !== null && typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
   }
 
   /**
@@ -470,11 +472,19 @@ function createAsyncLock({ wait, waitAsync, notify }) {
   }
 
   /**
-   * executeLocked's end once this instance holds the lock (its fast path):
-   * lockedAsync's last part, in a frame of its own for the same reasons
-   * (awaits only f's result; the lock is released however f ends).
+   * executeLocked on a lock seen free (its fast path): takes it, runs f and
+   * releases it however f ends, as lockedAsync does, in one frame. The
+   * take is this frame's first step: should the frame fail to start (out
+   * of stack), the call throws having taken nothing. Should another thread
+   * take the lock first, it waits as lockedAsync does, which it becomes.
    */
-  async function runHolding(lock, mine, f) {
+  async function runFree(lock, mine, f) {
+    if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) !== UNLOCKED) {
+      // (Rare. Its promise is this one's result: f runs, and the lock is
+      // released, in lockedAsync's frame, whatever becomes of this one.)
+      return lockedAsync(lock, kExecute, f, undefined);
+    }
+    mine.held = true;
     try {
       const result = f();
       if (result !== null && (typeof result === 'object' || typeof result === 'function')) return await result;
@@ -628,15 +638,12 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {Promise<T>}
      */
     executeLocked(f, options) {
-      // The common call, on a free lock: taken here, and f run holding it,
+      // The common call, on a lock seen free: runFree takes it and runs f,
       // without lockedAsync's options and waiting (one WeakMap look-up;
       // anything else, a bad `this` included, takes the general path).
       if (options === undefined && typeof f === 'function') {
         const mine = weakMapGet(states, this);
-        if (mine !== undefined && Atomics.compareExchange(this.i32a, this.index, UNLOCKED, LOCKED) === UNLOCKED) {
-          mine.held = true;
-          return runHolding(this, mine, f);
-        }
+        if (mine !== undefined && Atomics.load(this.i32a, this.index) === UNLOCKED) return runFree(this, mine, f);
       }
       return lockedAsync(this, kExecute, f, options);
     }

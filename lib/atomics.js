@@ -65,8 +65,12 @@ const bigIntAsIntN = BigInt.asIntN;
 // under kEngineWait: its own wait would end the wait in progress.
 const kEngineWait = Symbol.for('atomics-waitasync.engineWait');
 let engineWait = Atomics.wait;
-for (let hops = 0; hops < 8 && typeof engineWait === 'function' && typeof engineWait[kEngineWait] === 'function'; hops++) {
-  engineWait = engineWait[kEngineWait];
+try {
+  for (let hops = 0; hops < 8 && typeof engineWait === 'function' && typeof engineWait[kEngineWait] === 'function'; hops++) {
+    engineWait = engineWait[kEngineWait];
+  }
+} catch (_) {
+  // (a revoked Proxy, say: the call below finds out whether it works)
 }
 const kInterruptCell = new Int32Array(new SharedArrayBuffer(4));
 let interruptPoint = function interruptPoint() {
