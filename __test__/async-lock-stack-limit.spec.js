@@ -115,6 +115,8 @@ describe('AsyncLock near the stack limit (review F2, F3)', function () {
     for (const { shift, lock, ran, out } of trials) {
       outs[out] = (outs[out] || 0) + 1;
       assert.deepStrictEqual([shift, out, Atomics.load(lock.i32a, 0)], [shift, out, AsyncLock.UNLOCKED], 'the lock stayed taken');
+      // Thrown: nothing ran. Returned: f ran (it may itself have thrown
+      // out of stack: its promise rejected then, with the lock released).
       if (out !== 'ok') assert.deepStrictEqual([shift, out, ran], [shift, 'RangeError', false]);
     }
     // The range reached from "nothing fits" to "all fits".

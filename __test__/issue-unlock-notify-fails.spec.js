@@ -150,7 +150,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
       Atomics.wait(gate, 0, 0); // until the main thread's waiter is queued
       failures = workerData.failures;
       try { lock.unlock(); } catch (_) {}
-      // exits now: no turn of its event loop for a timer
+      // exits now: a retry from a timer needs the thread to stay
     `,
       { eval: true, workerData: { root: require('path').join(__dirname, '..'), sab: lock.sab, gate: gate.buffer, failures } }
     );

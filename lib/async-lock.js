@@ -172,11 +172,12 @@ function createAsyncLock({ wait, waitAsync, notify }) {
    * whose notify failed other than out of stack, with the lock released:
    * tried again from a timer, backing off to once a second, until a notify
    * returns (whether it found the waiter or not). Until then the waiter
-   * sleeps, but not for good. For the first second of tries the timer keeps
-   * this thread alive (the waiter may be another thread's, whose wait does
-   * not keep this one's event loop going: a worker that exits right after
-   * its unlock would take the wake-up with it); after that it does not, so
-   * that a notify that always fails cannot keep a process alive for good.
+   * sleeps, but not for good. For its first ten tries (about a second) the
+   * timer keeps this thread alive (the waiter may be another thread's,
+   * whose wait does not keep this one's event loop going: a worker that
+   * exits right after its unlock would take the wake-up with it); after
+   * that it does not, so that a notify that always fails cannot keep a
+   * process alive for good (and a thread that then exits loses it).
    */
   function notifyLater(i32a, index, count, delay) {
     const timer = setTimeout(() => {
@@ -480,9 +481,10 @@ function createAsyncLock({ wait, waitAsync, notify }) {
    */
   async function runFree(lock, mine, f) {
     if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) !== UNLOCKED) {
-      // (Rare. Its promise is this one's result: f runs, and the lock is
-      // released, in lockedAsync's frame, whatever becomes of this one.)
-      return lockedAsync(lock, kExecute, f, undefined);
+      // (Rare.) Waits as the general path does, in lockedAsync's frame,
+      // awaited as the lock awaits its waitAsync promises (ours: no
+      // `then` of the program's is called where %Promise% was found).
+      return await ours(lockedAsync(lock, kExecute, f, undefined));
     }
     mine.held = true;
     try {

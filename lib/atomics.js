@@ -66,11 +66,15 @@ const bigIntAsIntN = BigInt.asIntN;
 const kEngineWait = Symbol.for('atomics-waitasync.engineWait');
 let engineWait = Atomics.wait;
 try {
-  for (let hops = 0; hops < 8 && typeof engineWait === 'function' && typeof engineWait[kEngineWait] === 'function'; hops++) {
-    engineWait = engineWait[kEngineWait];
+  let found = engineWait;
+  for (let hops = 0; hops < 8 && typeof found === 'function' && typeof found[kEngineWait] === 'function'; hops++) {
+    found = found[kEngineWait];
   }
+  engineWait = found;
 } catch (_) {
-  // (a revoked Proxy, say: the call below finds out whether it works)
+  // (A revoked Proxy on the way, say.) Not a wait that may be the
+  // package's own: the plain-call interrupt point below.
+  engineWait = undefined;
 }
 const kInterruptCell = new Int32Array(new SharedArrayBuffer(4));
 let interruptPoint = function interruptPoint() {
