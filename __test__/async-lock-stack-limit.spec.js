@@ -16,8 +16,7 @@
 
 const assert = require('assert');
 const api = require('..');
-const { createAsyncLock } = require('../lib/async-lock');
-const { until } = require('./helpers');
+const { until, lockWithFailingNotify } = require('./helpers');
 
 const { AsyncLock, waitersForTesting } = api;
 
@@ -129,18 +128,8 @@ describe('AsyncLock near the stack limit (review F2, F3)', function () {
 // reach the limit in any depth tried (its call needs more stack than the
 // unlock), so it is tested this way only.
 describe('AsyncLock when the notify of an unlock throws (review F2, F3)', function () {
-  let failures = 0; // how many notify calls to fail next
-  const AsyncLock = createAsyncLock({
-    wait: api.wait,
-    waitAsync: api.waitAsync,
-    notify(...args) {
-      if (failures > 0) {
-        failures--;
-        throw new RangeError('Maximum call stack size exceeded');
-      }
-      return api.notify(...args);
-    },
-  });
+  const faulty = lockWithFailingNotify(() => new RangeError('Maximum call stack size exceeded'));
+  const { AsyncLock } = faulty;
   const queuedOn = (lock, n) => until(() => queued(lock) === n, `${n} queued`);
 
   /** A lock another instance holds, with `lock.acquire()` queued behind it. */
@@ -154,14 +143,14 @@ describe('AsyncLock when the notify of an unlock throws (review F2, F3)', functi
   }
 
   afterEach(() => {
-    failures = 0;
+    faulty.fail(0);
   });
 
   for (const kind of ['unlock', 'release', 'forceUnlock']) {
     it(`${kind}() throws with the lock still held and the waiter queued; a retry wakes it`, async () => {
       const { lock, holder, release, waiter } = await contended();
       const call = kind === 'unlock' ? () => holder.unlock() : kind === 'release' ? release : () => holder.forceUnlock();
-      failures = 1;
+      faulty.fail(1);
       assert.throws(call, RangeError);
       assert.strictEqual(Atomics.load(lock.i32a, 0), AsyncLock.CONTENDED);
       assert.strictEqual(queued(lock), 1);
@@ -179,11 +168,11 @@ describe('AsyncLock when the notify of an unlock throws (review F2, F3)', functi
     const result = await lock.executeLocked(async () => {
       waiter = other.acquire();
       await queuedOn(lock, 1);
-      failures = 1;
+      faulty.fail(1);
       return 'ran';
     });
     assert.strictEqual(result, 'ran');
-    assert.strictEqual(failures, 0); // the first notify did fail
+    assert.strictEqual(faulty.left(), 0); // the first notify did fail
     (await waiter)();
     assert.strictEqual(lock.isLocked(), false);
   });

@@ -110,4 +110,27 @@ const atomicsTakeUnshared = (() => {
   }
 })();
 
-module.exports = { root, fixture, until, startWorker, runNode, runNodeAsync, atomicsTakeUnshared };
+/**
+ * An AsyncLock class over the package's wait, waitAsync and notify, whose
+ * notify throws `makeError()` on its next `fail(n)` calls; `left()` says
+ * how many of those have not come yet.
+ */
+function lockWithFailingNotify(makeError) {
+  const api = require('..');
+  const { createAsyncLock } = require('../lib/async-lock');
+  let failures = 0;
+  const AsyncLock = createAsyncLock({
+    wait: api.wait,
+    waitAsync: api.waitAsync,
+    notify(...args) {
+      if (failures > 0) {
+        failures--;
+        throw makeError();
+      }
+      return api.notify(...args);
+    },
+  });
+  return { AsyncLock, fail: (n) => (failures = n), left: () => failures };
+}
+
+module.exports = { root, fixture, until, startWorker, runNode, runNodeAsync, atomicsTakeUnshared, lockWithFailingNotify };

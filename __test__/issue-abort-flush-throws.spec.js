@@ -7,8 +7,7 @@
 
 const assert = require('assert');
 const api = require('..');
-const { createAsyncLock } = require('../lib/async-lock');
-const { until } = require('./helpers');
+const { until, lockWithFailingNotify } = require('./helpers');
 
 /**
  * An AbortSignal enough for the lock: a real one reports a listener's throw
@@ -43,18 +42,8 @@ function fakeSignal() {
 }
 
 describe('AsyncLock: an abort whose flush throws (review JS 1)', function () {
-  let failures = 0; // how many notify calls to fail next
-  const AsyncLock = createAsyncLock({
-    wait: api.wait,
-    waitAsync: api.waitAsync,
-    notify(...args) {
-      if (failures > 0) {
-        failures--;
-        throw new RangeError('Maximum call stack size exceeded');
-      }
-      return api.notify(...args);
-    },
-  });
+  const faulty = lockWithFailingNotify(() => new RangeError('Maximum call stack size exceeded'));
+  const { AsyncLock } = faulty;
   const queued = (lock) => api.waitersForTesting(lock.i32a, lock.index).registry;
 
   for (const op of ['acquire', 'waitForUnlock']) {
@@ -72,9 +61,9 @@ describe('AsyncLock: an abort whose flush throws (review JS 1)', function () {
       let next = null;
       lock.acquire().then((r) => (next = r));
       await until(() => queued(lock) === 2, 'the second waiter to queue');
-      failures = 1;
+      faulty.fail(1);
       const errors = abort();
-      assert.strictEqual(failures, 0, 'the flush was tried, and threw');
+      assert.strictEqual(faulty.left(), 0, 'the flush was tried, and threw');
       // (Kept in the listener: a real signal would report it uncaught.)
       assert.deepStrictEqual(errors, [], 'the listener threw');
       release(); // wakes the aborted waiter first (FIFO)

@@ -11,22 +11,11 @@
 const assert = require('assert');
 const api = require('..');
 const binding = require('../binding');
-const { createAsyncLock } = require('../lib/async-lock');
-const { until } = require('./helpers');
+const { until, lockWithFailingNotify } = require('./helpers');
 
 describe('AsyncLock: an unlock whose notify fails other than out of stack (review JS 2)', function () {
-  let failures = 0; // how many notify calls to fail next
-  const AsyncLock = createAsyncLock({
-    wait: api.wait,
-    waitAsync: api.waitAsync,
-    notify(...args) {
-      if (failures > 0) {
-        failures--;
-        throw new Error('atomics-waitasync: internal error (panic in the addon)');
-      }
-      return api.notify(...args);
-    },
-  });
+  const faulty = lockWithFailingNotify(() => new Error('atomics-waitasync: internal error (panic in the addon)'));
+  const { AsyncLock } = faulty;
   const queued = (lock) => api.waitersForTesting(lock.i32a, lock.index).registry;
 
   /** Waits for `waiter` (a promise of a release function) to settle. */
@@ -41,7 +30,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
   // no pending wait keeps the process alive.
   let made = [];
   afterEach(async () => {
-    failures = 0;
+    faulty.fail(0);
     for (const lock of made) {
       while (queued(lock) !== 0) {
         new AsyncLock(lock.sab).forceUnlock();
@@ -59,7 +48,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     const outcome = lock.executeLocked(async () => {
       waiter = other.acquire();
       await until(() => queued(lock) === 1, 'the waiter to queue');
-      failures = 3; // the unlock, its retry, and one more
+      faulty.fail(3); // the unlock, its retry, and one more
       return 'ran';
     });
     await assert.rejects(outcome, { message: /panic in the addon/ });
@@ -79,7 +68,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     holder.lock();
     const waiter = lock.acquire();
     await until(() => queued(lock) === 1, 'the waiter to queue');
-    failures = 2;
+    faulty.fail(2);
     assert.throws(() => holder.unlock(), { message: /panic in the addon/ });
     assert.throws(() => holder.unlock(), { code: 'ERR_ASYNC_LOCK_NOT_HELD' });
     const release = await settles(waiter);
@@ -113,7 +102,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     const first = await lock.acquire();
     const waiter = other.acquire();
     await until(() => queued(lock) === 1, 'the waiter to queue');
-    failures = 1; // the unlock's notify; the wake-up then goes at once
+    faulty.fail(1); // the unlock's notify; the wake-up then goes at once
     assert.throws(() => first(), { message: /panic in the addon/ });
     (await settles(waiter))();
     const second = await lock.acquire(); // the same instance holds it again
@@ -132,23 +121,15 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     const worker = new Worker(
       `
       const { workerData, parentPort } = require('worker_threads');
-      const api = require(workerData.root);
-      const { createAsyncLock } = require(workerData.root + '/lib/async-lock.js');
-      let failures = 0;
-      const AsyncLock = createAsyncLock({
-        wait: api.wait,
-        waitAsync: api.waitAsync,
-        notify(...args) {
-          if (failures > 0) { failures--; throw new Error('internal error (panic in the addon)'); }
-          return api.notify(...args);
-        },
-      });
+      const { lockWithFailingNotify } = require(workerData.root + '/__test__/helpers.js');
+      const faulty = lockWithFailingNotify(() => new Error('internal error (panic in the addon)'));
+      const { AsyncLock } = faulty;
       const lock = new AsyncLock(workerData.sab);
       const gate = new Int32Array(workerData.gate);
       lock.lock();
       parentPort.postMessage('locked');
       Atomics.wait(gate, 0, 0); // until the main thread's waiter is queued
-      failures = workerData.failures;
+      faulty.fail(workerData.failures);
       try { lock.unlock(); } catch (_) {}
       // exits now: a retry from a timer needs the thread to stay
     `,
