@@ -484,7 +484,13 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       // (Rare.) Waits as the general path does, in lockedAsync's frame,
       // awaited as the lock awaits its waitAsync promises (ours: no
       // `then` of the program's is called where %Promise% was found).
-      return await ours(lockedAsync(lock, kExecute, f, undefined));
+      const waiting = lockedAsync(lock, kExecute, f, undefined); // runs f and releases, whatever comes of this frame
+      try {
+        ours(waiting);
+      } catch (_) {
+        // (out of stack: awaited as it is; this frame must not reject while f still runs)
+      }
+      return await waiting;
     }
     mine.held = true;
     try {
