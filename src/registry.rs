@@ -25,7 +25,10 @@
 //!   Whoever takes it out under the lock decides its outcome; the loser gets
 //!   `None` and does nothing.
 //! - **Empty queues are dropped**, so a key that is no longer waited on costs
-//!   nothing.
+//!   nothing; each bucket keeps the storage of one dropped queue, if small
+//!   ([`SPARE_CAPACITY`]), for the next key that starts a queue there, so
+//!   that waiters that come and go one at a time (a lock, a waitAsync →
+//!   notify loop) allocate nothing.
 //!
 //! - **"Someone may be waiting", readable without a lock.** Each key maps
 //!   to one of [`MAY_WAIT_SLOTS`] counts ([`may_wait_slot`], from the low
@@ -92,7 +95,45 @@ pub struct Registry<W> {
 #[repr(align(64))]
 struct Bucket<W> {
   /// Guarded by the mutex: the queues of every key that hashes here.
-  queues: Mutex<HashMap<usize, Queue<W>, BuildAddressHasher>>,
+  queues: Mutex<Queues<W>>,
+}
+
+/// The largest capacity of a dropped queue's storage that its bucket keeps
+/// for reuse ([`Queues::spare`]): at most 256 buckets × 8 entries × 32 bytes
+/// stay allocated once the waiters are gone.
+const SPARE_CAPACITY: usize = 8;
+
+/// What a bucket's lock guards.
+struct Queues<W> {
+  /// The queue of every key with waiters that hashes here.
+  map: HashMap<usize, Queue<W>, BuildAddressHasher>,
+  /// The empty storage of the last queue dropped here, if small: the next
+  /// new queue takes it instead of allocating (a malloc and a free per
+  /// waiter, ~250 instructions, for waiters that come and go one at a
+  /// time).
+  spare: Option<VecDeque<(WaiterId, Option<W>)>>,
+}
+
+impl<W> Queues<W> {
+  /// The queue of `key`, made (from the spare storage, if any) if it has none.
+  fn get_or_make(&mut self, key: usize) -> &mut Queue<W> {
+    let spare = &mut self.spare;
+    self.map.entry(key).or_insert_with(|| Queue {
+      entries: spare.take().unwrap_or_default(),
+      live: 0,
+    })
+  }
+
+  /// Drops `key`'s queue, which is empty, keeping its storage if small.
+  fn drop_queue(&mut self, key: usize) {
+    if let Some(queue) = self.map.remove(&key) {
+      let mut entries = queue.entries;
+      if entries.capacity() <= SPARE_CAPACITY {
+        entries.clear(); // (already empty: a queue's ends are live)
+        self.spare = Some(entries);
+      }
+    }
+  }
 }
 
 /// One key's waiters, oldest first. Entries are in increasing id order;
@@ -179,7 +220,10 @@ impl<W> Registry<W> {
   pub fn new() -> Self {
     let buckets = (0..BUCKET_COUNT)
       .map(|_| Bucket {
-        queues: Mutex::new(HashMap::default()),
+        queues: Mutex::new(Queues {
+          map: HashMap::default(),
+          spare: None,
+        }),
       })
       .collect();
     Registry {
@@ -218,7 +262,7 @@ impl<W> Registry<W> {
     }
     let id = self.next_id.fetch_add(1, Ordering::Relaxed);
     let waiter = make(id);
-    queues.entry(key).or_default().push(id, waiter);
+    queues.get_or_make(key).push(id, waiter);
     self.len.fetch_add(1, Ordering::Relaxed);
     Enqueued::Queued(id)
   }
@@ -230,13 +274,13 @@ impl<W> Registry<W> {
       return Dequeued::new();
     }
     let mut queues = self.bucket(key).queues.lock();
-    let Some(queue) = queues.get_mut(&key) else {
+    let Some(queue) = queues.map.get_mut(&key) else {
       return Dequeued::new();
     };
     let mut woken = Dequeued::with_capacity(count.min(queue.live));
     queue.pop_front_into(count, &mut woken);
     if queue.is_empty() {
-      queues.remove(&key);
+      queues.drop_queue(key);
     }
     self.len.fetch_sub(woken.len(), Ordering::Relaxed);
     self.uncount(key, woken.len());
@@ -248,10 +292,10 @@ impl<W> Registry<W> {
   /// got there first and owns its outcome).
   pub fn remove(&self, key: usize, id: WaiterId) -> Option<W> {
     let mut queues = self.bucket(key).queues.lock();
-    let queue = queues.get_mut(&key)?;
+    let queue = queues.map.get_mut(&key)?;
     let waiter = queue.remove(id)?;
     if queue.is_empty() {
-      queues.remove(&key);
+      queues.drop_queue(key);
     }
     self.len.fetch_sub(1, Ordering::Relaxed);
     self.uncount(key, 1);
@@ -286,6 +330,7 @@ impl<W> Registry<W> {
       .bucket(key)
       .queues
       .lock()
+      .map
       .get(&key)
       .map_or(0, |queue| queue.live)
   }
