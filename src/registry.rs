@@ -25,10 +25,10 @@
 //!   Whoever takes it out under the lock decides its outcome; the loser gets
 //!   `None` and does nothing.
 //! - **Empty queues are dropped**, so a key that is no longer waited on costs
-//!   nothing; each bucket keeps the storage of one dropped queue, if small
-//!   ([`SPARE_CAPACITY`]), for the next key that starts a queue there, so
-//!   that waiters that come and go one at a time (a lock, a waitAsync →
-//!   notify loop) allocate nothing.
+//!   nothing; except that each bucket keeps its last emptied queue, if
+//!   small ([`SPARE_CAPACITY`]), for the next waiter on that key or its
+//!   storage for the next new queue, so that waiters that come and go one
+//!   at a time (a lock, a waitAsync → notify loop) allocate nothing.
 //!
 //! - **"Someone may be waiting", readable without a lock.** Each key maps
 //!   to one of [`MAY_WAIT_SLOTS`] counts ([`may_wait_slot`], from the low
@@ -98,40 +98,60 @@ struct Bucket<W> {
   queues: Mutex<Queues<W>>,
 }
 
-/// The largest capacity of a dropped queue's storage that its bucket keeps
-/// for reuse ([`Queues::spare`]): at most 256 buckets × 8 entries × 32 bytes
-/// stay allocated once the waiters are gone.
+/// The largest capacity of an empty queue's storage that its bucket keeps
+/// for reuse ([`Queues::idle`]): at most 256 buckets × 8 entries × 32 bytes
+/// (and a map entry each) stay allocated once the waiters are gone.
 const SPARE_CAPACITY: usize = 8;
 
 /// What a bucket's lock guards.
 struct Queues<W> {
-  /// The queue of every key with waiters that hashes here.
+  /// The queue of every key with waiters that hashes here, and at most
+  /// one empty one: `idle`'s.
   map: HashMap<usize, Queue<W>, BuildAddressHasher>,
-  /// The empty storage of the last queue dropped here, if small: the next
-  /// new queue takes it instead of allocating (a malloc and a free per
-  /// waiter, ~250 instructions, for waiters that come and go one at a
-  /// time).
-  spare: Option<VecDeque<(WaiterId, Option<W>)>>,
+  /// The key of the last queue here to become empty, if its storage is
+  /// small: that queue stays in `map`, so that the next waiter on that key
+  /// finds it (a waitAsync → notify loop, a lock: no hash-map insert and
+  /// remove, no malloc and free per waiter, ~450 instructions), and the
+  /// next new queue on another key takes its storage.
+  idle: Option<usize>,
 }
 
 impl<W> Queues<W> {
-  /// The queue of `key`, made (from the spare storage, if any) if it has none.
+  /// The queue of `key`, made (with the idle queue's storage, if any) if
+  /// it has none.
   fn get_or_make(&mut self, key: usize) -> &mut Queue<W> {
-    let spare = &mut self.spare;
-    self.map.entry(key).or_insert_with(|| Queue {
-      entries: spare.take().unwrap_or_default(),
-      live: 0,
-    })
+    if self.idle == Some(key) {
+      self.idle = None;
+    } else if !self.map.contains_key(&key) {
+      let entries = match self.idle.take() {
+        Some(idle) => self.map.remove(&idle).map(|q| q.entries),
+        None => None,
+      };
+      self.map.insert(
+        key,
+        Queue {
+          entries: entries.unwrap_or_default(),
+          live: 0,
+        },
+      );
+    }
+    self.map.entry(key).or_default()
   }
 
-  /// Drops `key`'s queue, which is empty, keeping its storage if small.
+  /// `key`'s queue has become empty: it stays as the idle one if its
+  /// storage is small (dropping the previous idle one), or is dropped.
   fn drop_queue(&mut self, key: usize) {
-    if let Some(queue) = self.map.remove(&key) {
-      let mut entries = queue.entries;
-      if entries.capacity() <= SPARE_CAPACITY {
-        entries.clear(); // (already empty: a queue's ends are live)
-        self.spare = Some(entries);
-      }
+    if self.idle == Some(key) {
+      return;
+    }
+    let small = self
+      .map
+      .get(&key)
+      .is_some_and(|queue| queue.entries.capacity() <= SPARE_CAPACITY);
+    if !small {
+      self.map.remove(&key);
+    } else if let Some(idle) = self.idle.replace(key) {
+      self.map.remove(&idle);
     }
   }
 }
@@ -222,7 +242,7 @@ impl<W> Registry<W> {
       .map(|_| Bucket {
         queues: Mutex::new(Queues {
           map: HashMap::default(),
-          spare: None,
+          idle: None,
         }),
       })
       .collect();
