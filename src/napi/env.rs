@@ -19,6 +19,7 @@ use napi::sys;
 
 use super::core;
 use super::ffi::{check, Failure, Js, NResult};
+use super::memory::Array;
 use crate::core::{Guarded, SyncWait};
 use crate::deadline::When;
 use crate::parker::Parker;
@@ -122,6 +123,18 @@ pub struct EnvState {
   /// remove (~200 of ~8,200 instructions per waitAsync → notify →
   /// settle).
   first_buffer: Option<(usize, BufferRef)>,
+  /// The typed array the last `waitAsync`s were called on, by a weak
+  /// reference, and what N-API said of it: a call on the same array
+  /// object (`napi_strict_equals`) finds its element without
+  /// `napi_get_typedarray_info` (which tests the array's kind one type at
+  /// a time: ~400 of ~8,000 instructions per waitAsync → notify →
+  /// settle). See `memory::Array` for why that stays true.
+  pub last_array: Option<(sys::napi_ref, Array)>,
+  /// Element 0's address of the array of the last `waitAsync` that missed
+  /// `last_array`: an array becomes `last_array` on its second miss in a
+  /// row, so that calls alternating between arrays do not make and delete
+  /// a reference each.
+  missed_array: Option<usize>,
   /// The reference of the last buffer whose pending waits all ended, made
   /// weak rather than deleted, with its base address: the next wait on
   /// that buffer makes it strong again instead of creating a reference
@@ -185,7 +198,13 @@ struct BufferRef {
 
 impl EnvState {
   /// Keeps the buffer at `base` alive for one more pending wait.
-  pub fn hold_buffer(&mut self, js: Js, base: usize, buffer: sys::napi_value) -> NResult<()> {
+  /// `buffer` gives the buffer object, if a reference must be made.
+  pub fn hold_buffer(
+    &mut self,
+    js: Js,
+    base: usize,
+    buffer: impl FnOnce() -> NResult<sys::napi_value>,
+  ) -> NResult<()> {
     if let Some((first, held)) = &mut self.first_buffer {
       if *first == base {
         held.waits += 1;
@@ -207,10 +226,10 @@ impl EnvState {
           reference
         } else {
           js.delete_reference(reference);
-          js.create_reference(buffer)?
+          js.create_reference(buffer()?)?
         }
       }
-      _ => js.create_reference(buffer)?,
+      _ => js.create_reference(buffer()?)?,
     };
     let held = BufferRef {
       reference,
@@ -222,6 +241,20 @@ impl EnvState {
       self.buffers.insert(base, held);
     }
     Ok(())
+  }
+
+  /// `waitAsync` found `array` (described as `described`) without
+  /// `last_array`: on its second miss in a row it becomes `last_array`.
+  pub fn missed_array(&mut self, js: Js, array: sys::napi_value, described: Array) {
+    if self.missed_array.replace(described.data()) != Some(described.data()) {
+      return;
+    }
+    // Best effort: without a reference, the next call misses again.
+    if let Ok(reference) = js.create_weak_reference(array) {
+      if let Some((older, _)) = self.last_array.replace((reference, described)) {
+        js.delete_reference(older);
+      }
+    }
   }
 
   /// One pending wait on the buffer at `base` is over.
@@ -370,6 +403,8 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     pending: Slab::default(),
     buffers: HashMap::default(),
     first_buffer: None,
+    last_array: None,
+    missed_array: None,
     idle_buffer: None,
     settler: None,
     spare: Vec::new(),
@@ -505,6 +540,9 @@ fn teardown(js: Js, mut state: EnvState) {
   }
   if let Some((_, idle)) = state.idle_buffer.take() {
     js.delete_reference(idle);
+  }
+  if let Some((array, _)) = state.last_array.take() {
+    js.delete_reference(array);
   }
   if let Some(settler) = state.settler.take() {
     js.delete_reference(settler.function);
