@@ -25,7 +25,10 @@
 //!   Whoever takes it out under the lock decides its outcome; the loser gets
 //!   `None` and does nothing.
 //! - **Empty queues are dropped**, so a key that is no longer waited on costs
-//!   nothing.
+//!   nothing; except that each bucket keeps its last emptied queue, if
+//!   small ([`SPARE_CAPACITY`]), for the next waiter on that key or its
+//!   storage for the next new queue, so that waiters that come and go one
+//!   at a time (a lock, a waitAsync → notify loop) allocate nothing.
 //!
 //! - **"Someone may be waiting", readable without a lock.** Each key maps
 //!   to one of [`MAY_WAIT_SLOTS`] counts ([`may_wait_slot`], from the low
@@ -92,7 +95,65 @@ pub struct Registry<W> {
 #[repr(align(64))]
 struct Bucket<W> {
   /// Guarded by the mutex: the queues of every key that hashes here.
-  queues: Mutex<HashMap<usize, Queue<W>, BuildAddressHasher>>,
+  queues: Mutex<Queues<W>>,
+}
+
+/// The largest capacity of an empty queue's storage that its bucket keeps
+/// for reuse ([`Queues::idle`]): at most 256 buckets × 8 entries × 32 bytes
+/// (and a map entry each) stay allocated once the waiters are gone.
+const SPARE_CAPACITY: usize = 8;
+
+/// What a bucket's lock guards.
+struct Queues<W> {
+  /// The queue of every key with waiters that hashes here, and at most
+  /// one empty one: `idle`'s.
+  map: HashMap<usize, Queue<W>, BuildAddressHasher>,
+  /// The key of the last queue here to become empty, if its storage is
+  /// small: that queue stays in `map`, so that the next waiter on that key
+  /// finds it (a waitAsync → notify loop, a lock: no hash-map insert and
+  /// remove, no malloc and free per waiter, ~450 instructions), and the
+  /// next new queue on another key takes its storage.
+  idle: Option<usize>,
+}
+
+impl<W> Queues<W> {
+  /// The queue of `key`, made (with the idle queue's storage, if any) if
+  /// it has none.
+  fn get_or_make(&mut self, key: usize) -> &mut Queue<W> {
+    if self.idle == Some(key) {
+      self.idle = None;
+    } else if !self.map.contains_key(&key) {
+      let entries = match self.idle.take() {
+        Some(idle) => self.map.remove(&idle).map(|q| q.entries),
+        None => None,
+      };
+      self.map.insert(
+        key,
+        Queue {
+          entries: entries.unwrap_or_default(),
+          live: 0,
+        },
+      );
+    }
+    self.map.entry(key).or_default()
+  }
+
+  /// `key`'s queue has become empty: it stays as the idle one if its
+  /// storage is small (dropping the previous idle one), or is dropped.
+  fn drop_queue(&mut self, key: usize) {
+    if self.idle == Some(key) {
+      return;
+    }
+    let small = self
+      .map
+      .get(&key)
+      .is_some_and(|queue| queue.entries.capacity() <= SPARE_CAPACITY);
+    if !small {
+      self.map.remove(&key);
+    } else if let Some(idle) = self.idle.replace(key) {
+      self.map.remove(&idle);
+    }
+  }
 }
 
 /// One key's waiters, oldest first. Entries are in increasing id order;
@@ -179,7 +240,10 @@ impl<W> Registry<W> {
   pub fn new() -> Self {
     let buckets = (0..BUCKET_COUNT)
       .map(|_| Bucket {
-        queues: Mutex::new(HashMap::default()),
+        queues: Mutex::new(Queues {
+          map: HashMap::default(),
+          idle: None,
+        }),
       })
       .collect();
     Registry {
@@ -218,7 +282,7 @@ impl<W> Registry<W> {
     }
     let id = self.next_id.fetch_add(1, Ordering::Relaxed);
     let waiter = make(id);
-    queues.entry(key).or_default().push(id, waiter);
+    queues.get_or_make(key).push(id, waiter);
     self.len.fetch_add(1, Ordering::Relaxed);
     Enqueued::Queued(id)
   }
@@ -230,13 +294,13 @@ impl<W> Registry<W> {
       return Dequeued::new();
     }
     let mut queues = self.bucket(key).queues.lock();
-    let Some(queue) = queues.get_mut(&key) else {
+    let Some(queue) = queues.map.get_mut(&key) else {
       return Dequeued::new();
     };
     let mut woken = Dequeued::with_capacity(count.min(queue.live));
     queue.pop_front_into(count, &mut woken);
     if queue.is_empty() {
-      queues.remove(&key);
+      queues.drop_queue(key);
     }
     self.len.fetch_sub(woken.len(), Ordering::Relaxed);
     self.uncount(key, woken.len());
@@ -248,10 +312,10 @@ impl<W> Registry<W> {
   /// got there first and owns its outcome).
   pub fn remove(&self, key: usize, id: WaiterId) -> Option<W> {
     let mut queues = self.bucket(key).queues.lock();
-    let queue = queues.get_mut(&key)?;
+    let queue = queues.map.get_mut(&key)?;
     let waiter = queue.remove(id)?;
     if queue.is_empty() {
-      queues.remove(&key);
+      queues.drop_queue(key);
     }
     self.len.fetch_sub(1, Ordering::Relaxed);
     self.uncount(key, 1);
@@ -286,6 +350,7 @@ impl<W> Registry<W> {
       .bucket(key)
       .queues
       .lock()
+      .map
       .get(&key)
       .map_or(0, |queue| queue.live)
   }

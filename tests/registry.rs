@@ -44,6 +44,57 @@ fn counts_only_what_it_dequeues() {
   assert_eq!(registry.len(), 0);
 }
 
+/// A queue that empties stays behind, empty, as its bucket's idle queue
+/// (its storage is reused): it must behave as no queue at all, for its own
+/// key and for keys that hash to the same bucket.
+#[test]
+fn emptied_queues_behave_as_none() {
+  let registry = Registry::new();
+  let (a, b) = (
+    8,
+    (8..)
+      .step_by(8)
+      .skip(1)
+      .find(|&k| Registry::<u32>::same_bucket(8, k))
+      .unwrap(),
+  );
+  for round in 0..3u32 {
+    let id = queue(&registry, a, round);
+    assert_eq!(registry.waiters_on(a), 1);
+    assert_eq!(
+      registry
+        .dequeue(a, 1)
+        .into_iter()
+        .map(|(_, w)| w)
+        .collect::<Vec<_>>(),
+      [round]
+    );
+    assert_eq!(registry.waiters_on(a), 0);
+    assert_eq!(registry.dequeue(a, 1).len(), 0);
+    assert_eq!(registry.remove(a, id), None);
+    // Another key of the bucket takes over the idle storage, then empties.
+    let other = queue(&registry, b, 10 + round);
+    assert_eq!(registry.waiters_on(a), 0);
+    assert_eq!(registry.remove(b, other), Some(10 + round));
+    assert_eq!(registry.dequeue(b, 1).len(), 0);
+  }
+  // A long queue (more than the spare capacity) empties: FIFO still.
+  for tag in 0..100 {
+    queue(&registry, a, tag);
+  }
+  let all: Vec<u32> = registry
+    .dequeue(a, usize::MAX)
+    .into_iter()
+    .map(|(_, w)| w)
+    .collect();
+  assert_eq!(all, (0..100).collect::<Vec<_>>());
+  queue(&registry, a, 7);
+  assert_eq!(registry.waiters_on(a), 1);
+  assert_eq!(registry.dequeue(a, 5).len(), 1);
+  assert!(registry.is_empty());
+  assert!(!registry.may_wait(a) && !registry.may_wait(b));
+}
+
 #[test]
 fn keys_are_independent() {
   let registry = Registry::new();

@@ -19,6 +19,7 @@ use napi::sys;
 
 use super::core;
 use super::ffi::{check, Failure, Js, NResult};
+use super::memory::Array;
 use crate::core::{Guarded, SyncWait};
 use crate::deadline::When;
 use crate::parker::Parker;
@@ -114,7 +115,26 @@ pub struct EnvState {
   /// memory must not be freed and reused under a live registry key. One
   /// reference per buffer rather than per wait spares a global handle per
   /// waiter (which every scavenge would visit) and ~100 ns per call.
+  /// The first such buffer is held in `first_buffer`, the others here.
   buffers: HashMap<usize, BufferRef, BuildAddressHasher>,
+  /// A held buffer kept out of `buffers`, with its base address (never
+  /// also a key of `buffers`): a program that waits on one buffer, the
+  /// common case, holds and releases it with no hash-map insert and
+  /// remove (~200 of ~8,200 instructions per waitAsync → notify →
+  /// settle).
+  first_buffer: Option<(usize, BufferRef)>,
+  /// The typed array the last `waitAsync`s were called on, by a weak
+  /// reference, and what N-API said of it: a call on the same array
+  /// object (`napi_strict_equals`) finds its element without
+  /// `napi_get_typedarray_info` (which tests the array's kind one type at
+  /// a time: ~400 of ~8,000 instructions per waitAsync → notify →
+  /// settle). See `memory::Array` for why that stays true.
+  pub last_array: Option<(sys::napi_ref, Array)>,
+  /// Element 0's address of the array of the last `waitAsync` that missed
+  /// `last_array`: an array becomes `last_array` on its second miss in a
+  /// row, so that calls alternating between arrays do not make and delete
+  /// a reference each.
+  missed_array: Option<usize>,
   /// The reference of the last buffer whose pending waits all ended, made
   /// weak rather than deleted, with its base address: the next wait on
   /// that buffer makes it strong again instead of creating a reference
@@ -178,7 +198,19 @@ struct BufferRef {
 
 impl EnvState {
   /// Keeps the buffer at `base` alive for one more pending wait.
-  pub fn hold_buffer(&mut self, js: Js, base: usize, buffer: sys::napi_value) -> NResult<()> {
+  /// `buffer` gives the buffer object, if a reference must be made.
+  pub fn hold_buffer(
+    &mut self,
+    js: Js,
+    base: usize,
+    buffer: impl FnOnce() -> NResult<sys::napi_value>,
+  ) -> NResult<()> {
+    if let Some((first, held)) = &mut self.first_buffer {
+      if *first == base {
+        held.waits += 1;
+        return Ok(());
+      }
+    }
     if let Some(held) = self.buffers.get_mut(&base) {
       held.waits += 1;
       return Ok(());
@@ -194,34 +226,66 @@ impl EnvState {
           reference
         } else {
           js.delete_reference(reference);
-          js.create_reference(buffer)?
+          js.create_reference(buffer()?)?
         }
       }
-      _ => js.create_reference(buffer)?,
+      _ => js.create_reference(buffer()?)?,
     };
-    self.buffers.insert(
-      base,
-      BufferRef {
-        reference,
-        waits: 1,
-      },
-    );
+    let held = BufferRef {
+      reference,
+      waits: 1,
+    };
+    if self.first_buffer.is_none() {
+      self.first_buffer = Some((base, held));
+    } else {
+      self.buffers.insert(base, held);
+    }
     Ok(())
+  }
+
+  /// `waitAsync` found `array` (described as `described`) without
+  /// `last_array`: on its second miss in a row it becomes `last_array`.
+  pub fn missed_array(&mut self, js: Js, array: sys::napi_value, described: Array) {
+    if self.missed_array.replace(described.data()) != Some(described.data()) {
+      return;
+    }
+    // Best effort: without a reference, the next call misses again.
+    if let Ok(reference) = js.create_weak_reference(array) {
+      if let Some((older, _)) = self.last_array.replace((reference, described)) {
+        js.delete_reference(older);
+      }
+    }
   }
 
   /// One pending wait on the buffer at `base` is over.
   pub fn release_buffer(&mut self, js: Js, base: usize) {
-    if let Some(held) = self.buffers.get_mut(&base) {
-      held.waits -= 1;
-      if held.waits == 0 {
+    let reference = match &mut self.first_buffer {
+      Some((first, held)) if *first == base => {
+        held.waits -= 1;
+        if held.waits > 0 {
+          return;
+        }
+        let reference = held.reference;
+        self.first_buffer = None;
+        reference
+      }
+      _ => {
+        let Some(held) = self.buffers.get_mut(&base) else {
+          return;
+        };
+        held.waits -= 1;
+        if held.waits > 0 {
+          return;
+        }
         let reference = held.reference;
         self.buffers.remove(&base);
-        if js.reference_unref(reference).is_err() {
-          js.delete_reference(reference);
-        } else if let Some((_, older)) = self.idle_buffer.replace((base, reference)) {
-          js.delete_reference(older);
-        }
+        reference
       }
+    };
+    if js.reference_unref(reference).is_err() {
+      js.delete_reference(reference);
+    } else if let Some((_, older)) = self.idle_buffer.replace((base, reference)) {
+      js.delete_reference(older);
     }
   }
 
@@ -338,6 +402,9 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     tsfn: ptr::null_mut(),
     pending: Slab::default(),
     buffers: HashMap::default(),
+    first_buffer: None,
+    last_array: None,
+    missed_array: None,
     idle_buffer: None,
     settler: None,
     spare: Vec::new(),
@@ -468,11 +535,14 @@ fn teardown(js: Js, mut state: EnvState) {
     // A promise in JS goes with the env's heap; a deferred is left to
     // the env's teardown (concluding it needs JS, which may no longer run).
   }
-  for (_, held) in state.buffers.drain() {
+  for (_, held) in state.buffers.drain().chain(state.first_buffer.take()) {
     js.delete_reference(held.reference);
   }
   if let Some((_, idle)) = state.idle_buffer.take() {
     js.delete_reference(idle);
+  }
+  if let Some((array, _)) = state.last_array.take() {
+    js.delete_reference(array);
   }
   if let Some(settler) = state.settler.take() {
     js.delete_reference(settler.function);

@@ -231,6 +231,23 @@ impl Js {
     Ok(out)
   }
 
+  /// A weak reference (count 0) to the object `value`: it keeps nothing
+  /// alive, and reads as gone once `value` is collected.
+  pub fn create_weak_reference(self, value: sys::napi_value) -> NResult<sys::napi_ref> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_create_reference(self.env, value, 0, &mut out) })?;
+    Ok(out)
+  }
+
+  /// `a === b`.
+  pub fn strict_equals(self, a: sys::napi_value, b: sys::napi_value) -> NResult<bool> {
+    let mut out = false;
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_strict_equals(self.env, a, b, &mut out) })?;
+    Ok(out)
+  }
+
   /// Deletes `reference`. The caller must not use it again.
   pub fn delete_reference(self, reference: sys::napi_ref) {
     // SAFETY: live env on its thread (Js::new); the reference was created

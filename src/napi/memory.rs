@@ -21,10 +21,81 @@ pub enum Element {
 pub struct Location {
   pub key: usize,
   pub element: Element,
-  /// The SharedArrayBuffer object, and the address its memory starts at
+  /// The SharedArrayBuffer object, if at hand (not when the array was
+  /// found in a cache: [`Array`]), and the address its memory starts at
   /// (unique among live buffers): what a pending waiter keeps alive.
-  pub buffer: sys::napi_value,
+  pub buffer: Option<sys::napi_value>,
   pub buffer_base: usize,
+}
+
+/// A waitable typed array over a SharedArrayBuffer, as N-API described
+/// it: what [`locate`] needs to find its elements. True of that array
+/// object for as long as it lives, except that its length may have grown
+/// since (a length-tracking array over a growable SharedArrayBuffer; a
+/// SharedArrayBuffer never shrinks, moves or detaches), so it may be kept
+/// with a (weak) reference to the array and used again for it.
+#[derive(Debug, Clone, Copy)]
+pub struct Array {
+  /// The address of element 0.
+  data: usize,
+  element: Element,
+  size: usize,
+  /// Its length in elements when it was described (at least that now).
+  length: usize,
+  buffer_base: usize,
+}
+
+impl Array {
+  /// Where `array[index]` is, if `index` is an integer below the length
+  /// this description has (a `Range` failure otherwise).
+  pub fn locate(&self, index: f64) -> NResult<Location> {
+    if !(index >= 0.0 && index < self.length as f64 && index.fract() == 0.0) {
+      return Err(Failure::Range(format!("index {index} is out of range")));
+    }
+    Ok(Location {
+      key: self.data + index as usize * self.size,
+      element: self.element,
+      buffer: None,
+      buffer_base: self.buffer_base,
+    })
+  }
+
+  /// Whether `index` is below the length this description has.
+  pub fn covers(&self, index: f64) -> bool {
+    index < self.length as f64
+  }
+
+  /// The address of element 0.
+  pub fn data(&self) -> usize {
+    self.data
+  }
+}
+
+/// Describes `array`, which must be a waitable typed array over a
+/// SharedArrayBuffer (a `Type` failure otherwise); also returns its buffer.
+pub fn inspect(js: Js, array: sys::napi_value) -> NResult<(Array, sys::napi_value)> {
+  let not_waitable = || Failure::Type("typedArray must be an Int32Array or BigInt64Array".into());
+  let info = js.typedarray_info(array).map_err(|_| not_waitable())?;
+  let (element, size) = match info.kind {
+    sys::TypedarrayType::int32_array => (Element::Int32, 4),
+    sys::TypedarrayType::bigint64_array => (Element::BigInt64, 8),
+    _ => return Err(not_waitable()),
+  };
+  if js.is_arraybuffer(info.buffer)? {
+    return Err(Failure::Type(
+      "typedArray must be backed by a SharedArrayBuffer".into(),
+    ));
+  }
+  // (No memory: no element is in range.)
+  let length = if info.data.is_null() { 0 } else { info.length };
+  let described = Array {
+    data: info.data as usize,
+    element,
+    size,
+    length,
+    buffer_base: (info.data as usize).wrapping_sub(info.byte_offset),
+  };
+  Ok((described, info.buffer))
 }
 
 /// The value a waiter expects to find, already coerced by index.js.
@@ -38,27 +109,10 @@ pub enum Expected {
 /// arguments in the spec's order; this checks again, cheaply, so that a bad
 /// call to the binding can never read outside a live SharedArrayBuffer.
 pub fn locate(js: Js, array: sys::napi_value, index: f64) -> NResult<Location> {
-  let not_waitable = || Failure::Type("typedArray must be an Int32Array or BigInt64Array".into());
-  let info = js.typedarray_info(array).map_err(|_| not_waitable())?;
-  let (element, size) = match info.kind {
-    sys::TypedarrayType::int32_array => (Element::Int32, 4),
-    sys::TypedarrayType::bigint64_array => (Element::BigInt64, 8),
-    _ => return Err(not_waitable()),
-  };
-  if js.is_arraybuffer(info.buffer)? {
-    return Err(Failure::Type(
-      "typedArray must be backed by a SharedArrayBuffer".into(),
-    ));
-  }
-  if !(index >= 0.0 && index < info.length as f64 && index.fract() == 0.0) || info.data.is_null() {
-    return Err(Failure::Range(format!("index {index} is out of range")));
-  }
-  Ok(Location {
-    key: info.data as usize + index as usize * size,
-    element,
-    buffer: info.buffer,
-    buffer_base: (info.data as usize).wrapping_sub(info.byte_offset),
-  })
+  let (described, buffer) = inspect(js, array)?;
+  let mut location = described.locate(index)?;
+  location.buffer = Some(buffer);
+  Ok(location)
 }
 
 /// Reads the expected value for `location` from a JS number or BigInt.

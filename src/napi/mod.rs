@@ -36,7 +36,7 @@ use once_cell::sync::Lazy;
 use self::env::Tsfn;
 use self::env::{Pending, Promise, Settler};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
-use self::memory::{expected, holds, locate};
+use self::memory::{expected, holds, locate, Location};
 use crate::core::{CoreApi, Slice};
 use crate::registry::Enqueued;
 
@@ -119,25 +119,26 @@ fn wait_async(
   js: Js,
   [array, index, value, timeout]: [sys::napi_value; 4],
 ) -> NResult<sys::napi_value> {
-  let location = locate(js, array, js.f64(index)?)?;
-  let want = expected(js, &location, value)?;
-  let timeout_ms = timeout_ms(js, timeout)?;
-  // SAFETY: `array`, a JS argument of this call, roots the buffer.
-  let still_expected = || unsafe { holds(&location, want) };
-  // ECMA-262 DoWait 19-21, in the critical section: unequal → "not-equal";
-  // an immediate timeout enqueues nothing. Reading first, outside the lock,
-  // gives the same observable result and spares a promise.
-  if !still_expected() {
-    return js.number(code::NOT_EQUAL);
-  }
-  if timeout_ms == 0.0 {
-    return js.number(code::TIMED_OUT);
-  }
-  // The notifier starts here, before any lock, if this is the first
-  // deadline.
-  let core = core();
-  let deadline = core.async_deadline(timeout_ms)?.map_err(Failure::Error)?;
+  let index = js.f64(index)?;
   env::with_env(js, |cell| {
+    let location = locate_cached(js, cell, array, index)?;
+    let want = expected(js, &location, value)?;
+    let timeout_ms = timeout_ms(js, timeout)?;
+    // SAFETY: `array`, a JS argument of this call, roots the buffer.
+    let still_expected = || unsafe { holds(&location, want) };
+    // ECMA-262 DoWait 19-21, in the critical section: unequal → "not-equal";
+    // an immediate timeout enqueues nothing. Reading first, outside the lock,
+    // gives the same observable result and spares a promise.
+    if !still_expected() {
+      return js.number(code::NOT_EQUAL);
+    }
+    if timeout_ms == 0.0 {
+      return js.number(code::TIMED_OUT);
+    }
+    // The notifier starts here, before any lock, if this is the first
+    // deadline.
+    let core = core();
+    let deadline = core.async_deadline(timeout_ms)?.map_err(Failure::Error)?;
     // The promise: made here as a deferred, or by lib/pending.js once this
     // returns the slot (see `env::Promise`). Making it runs promise hooks,
     // which may call back in: the state is not borrowed meanwhile.
@@ -155,7 +156,12 @@ fn wait_async(
     let queued = cell.with(|state| {
       let promise = match made {
         Some((deferred, _)) => {
-          if let Err(failure) = state.hold_buffer(js, location.buffer_base, location.buffer) {
+          // (The buffer object is needed only to make a reference.)
+          let buffer = || match location.buffer {
+            Some(buffer) => Ok(buffer),
+            None => Ok(js.typedarray_info(array)?.buffer),
+          };
+          if let Err(failure) = state.hold_buffer(js, location.buffer_base, buffer) {
             conclude = Some(deferred);
             return Err(failure);
           }
@@ -176,6 +182,36 @@ fn wait_async(
       (Some(slot), None) => js.number(-1.0 - f64::from(slot)),
     }
   })
+}
+
+/// [`locate`] for `waitAsync`: through the env's `last_array` when `array`
+/// is that array (see `EnvState::last_array`), then without its buffer
+/// object; else through N-API, and the array may become `last_array`.
+fn locate_cached(
+  js: Js,
+  cell: &env::EnvCell,
+  array: sys::napi_value,
+  index: f64,
+) -> NResult<Location> {
+  if let Some((reference, described)) = cell.with(|state| Ok(state.last_array))? {
+    // (Gone: the array was collected, so `array` is another.) An index
+    // beyond the length it had then: it may have grown since.
+    if described.covers(index) {
+      if let Ok(last) = js.reference_value(reference) {
+        if matches!(js.strict_equals(last, array), Ok(true)) {
+          return described.locate(index);
+        }
+      }
+    }
+  }
+  let (described, buffer) = memory::inspect(js, array)?;
+  let mut location = described.locate(index)?;
+  location.buffer = Some(buffer);
+  cell.with(|state| {
+    state.missed_array(js, array, described);
+    Ok(())
+  })?;
+  Ok(location)
 }
 
 /// DoWait 22-28 for `waitAsync`: records the waiter in the env's slab and
