@@ -18,8 +18,8 @@
 //!
 //! `unpark` swaps in `WOKEN` and makes the wake-up system call only when
 //! it swapped out `PARKED`: a waiter still spinning costs its notifier no
-//! system call. Before sleeping, a waiter looks at the word a few times
-//! ([`Parker::spin`]; how long is `crate::sync::SPIN_ROUNDS`).
+//! system call. Before sleeping, a waiter looks at the word for a while
+//! ([`Parker::spin`]; how long adapts: `crate::sync::SPIN_MAX`).
 //!
 //! **Reuse.** A notify's `unpark` runs after the registry's lock is gone, so
 //! it may come late; [`reset`](Parker::reset) must not undo it, or the next
@@ -33,10 +33,10 @@
 //! `WAITING`/`PARKED`, and the waiter sleeps on. Model-checked in
 //! `tests/loom_sync_wait.rs`.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
-use crate::sync::{spin_round, Futex, Waited, SPIN_ROUNDS};
+use crate::sync::{spin_round, Futex, Waited, SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY};
 
 /// Nobody woke it yet, and it is not asleep.
 const WAITING: u32 = 0;
@@ -59,6 +59,12 @@ pub struct Parker {
   /// `WAITING`, `PARKED` or `WOKEN`. Written by its thread (`reset`,
   /// `WAITING` → `PARKED`) and by the one unpark of each wait (→ `WOKEN`).
   state: Futex,
+  /// How many rounds the next spin lasts, and how many waits since one
+  /// last lasted `SPIN_MAX`: its thread's own (atomics only because the
+  /// parker is shared with its notifiers, who never touch these; std's,
+  /// not the model's, under loom: no step of any race).
+  spin_limit: AtomicU32,
+  spins_short: AtomicU32,
 }
 
 impl Default for Parker {
@@ -71,6 +77,8 @@ impl Parker {
   pub fn new() -> Self {
     Parker {
       state: Futex::new(WAITING),
+      spin_limit: AtomicU32::new(SPIN_MAX),
+      spins_short: AtomicU32::new(0),
     }
   }
 
@@ -86,21 +94,48 @@ impl Parker {
     self.state.word().load(Ordering::SeqCst) == PARKED
   }
 
+  /// How many rounds its next spin lasts (before the probe count), for a
+  /// test of the adaptation.
+  pub fn spin_limit_for_testing(&self) -> u32 {
+    self.spin_limit.load(Ordering::Relaxed)
+  }
+
   /// Whether an unpark came.
   fn woken(&self) -> bool {
     self.state.word().load(Ordering::Acquire) == WOKEN
   }
 
-  /// Spins a few rounds on the word, before sleeping: whether an unpark
-  /// came meanwhile.
+  /// Spins on the word before sleeping: whether an unpark came meanwhile.
+  /// Its thread's alone. As long as spins find their wake-up, each lasts
+  /// up to `SPIN_MAX` rounds; one that finds nothing halves the next, down
+  /// to `SPIN_MIN`, and every `SPIN_PROBE_EVERY`-th wait spins the whole
+  /// again (see `crate::sync::SPIN_MAX`).
   pub fn spin(&self) -> bool {
-    for round in 0..SPIN_ROUNDS {
+    let mut limit = self.spin_limit.load(Ordering::Relaxed);
+    if limit < SPIN_MAX {
+      let short = self.spins_short.load(Ordering::Relaxed) + 1;
+      if short >= SPIN_PROBE_EVERY {
+        limit = SPIN_MAX;
+        self.spins_short.store(0, Ordering::Relaxed);
+      } else {
+        self.spins_short.store(short, Ordering::Relaxed);
+      }
+    }
+    for round in 0..limit {
       if self.woken() {
+        self.spin_limit.store(SPIN_MAX, Ordering::Relaxed);
         return true;
       }
       spin_round(round);
     }
-    self.woken()
+    if self.woken() {
+      self.spin_limit.store(SPIN_MAX, Ordering::Relaxed);
+      return true;
+    }
+    self
+      .spin_limit
+      .store((limit / 2).max(SPIN_MIN), Ordering::Relaxed);
+    false
   }
 
   /// Marks it as maybe asleep: false if an unpark came first.

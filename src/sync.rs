@@ -18,29 +18,36 @@ pub const BUCKET_COUNT: usize = 256;
 /// a power of two (64 KB).
 pub const MAY_WAIT_SLOTS: usize = 1 << 14;
 
-/// Rounds a sync waiter looks at its parker before it sleeps (see
-/// [`spin_round`]): two busy ones (12 pause instructions), no yields.
-/// Measured on this 2-core machine under a load of ~11 (other builds
-/// running): 40 rounds, the last 36 yielding, made the main `waitAsync` ⇄
-/// worker `wait` round trip 1.4-2.2× native in wall clock against 0.5-0.7×
-/// with 2 (and the worker ⇄ worker one 0.73-0.80× against 0.73): a
-/// spinning thread takes the core from the thread it waits for, and a
-/// futex wake-up gets scheduled sooner than a yielded thread. A longer
-/// spin may pay on an idle machine; measure it there before raising this.
-pub const SPIN_ROUNDS: u32 = 2;
+/// The most a sync waiter looks at its parker before it sleeps (one
+/// [`spin_round`] between looks, a pause instruction: ~12 ns here, so
+/// ~20 µs in all). A worker ⇄ worker round trip whose partner answers
+/// within it costs no sleep and no wake-up system call on either side:
+/// `node benchmark/run.js --instructions --wall --case worker-ping-pong`
+/// on this 2-core VM, 2.6-3.0 µs per round trip against native's 86 µs
+/// while nothing else ran (native's wake-ups then take ~40 µs each), and
+/// 0.8-1.1× native's 6 µs while another process kept a core busy. A spin
+/// that finds nothing is wasted core time, and on a loaded machine it takes
+/// the core from the very thread it waits for (a fixed spin of this length
+/// measured 4.1-4.6× native there): so the spin adapts
+/// (`Parker::spin`): a waiter whose spin found nothing halves its next
+/// one, down to [`SPIN_MIN`], and tries the whole of it again only every
+/// [`SPIN_PROBE_EVERY`] waits, or once a spin found its wake-up.
+pub const SPIN_MAX: u32 = 1600;
 
-/// One round of a sync waiter's spin before it sleeps: the first few
-/// busy, the rest yielding the core, so that the thread that will wake it
-/// (maybe on this very core: two threads on a shared 2-core machine)
-/// can run. A sleep and its wake-up cost two system calls and the
-/// scheduler's latency; a notify that finds its waiter still spinning
-/// makes none.
-pub fn spin_round(round: u32) {
-  if round < 4 {
-    for _ in 0..(4 << round) {
-      std::hint::spin_loop();
-    }
-  } else {
-    std::thread::yield_now();
-  }
+/// The least a sync waiter spins (see [`SPIN_MAX`]): a few looks, for a
+/// notify already on its way.
+pub const SPIN_MIN: u32 = 12;
+
+/// How often a waiter whose spins found nothing spins the whole of
+/// [`SPIN_MAX`] again, in waits (see [`SPIN_MAX`]): costs a waiter that is
+/// never woken during its spin ~20 µs of core time per this many waits.
+pub const SPIN_PROBE_EVERY: u32 = 32;
+
+/// One round of a sync waiter's spin before it sleeps, between two looks
+/// at its parker: a pause (the core stays with this thread; the pause
+/// tells the CPU this is a spin). A sleep and its wake-up cost two system
+/// calls and the scheduler's latency; a notify that finds its waiter still
+/// spinning makes none.
+pub fn spin_round(_round: u32) {
+  std::hint::spin_loop();
 }

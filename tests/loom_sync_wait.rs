@@ -20,7 +20,7 @@ mod loom_sync;
 mod loom_futex;
 
 mod sync {
-  pub use super::loom_futex::{spin_round, Futex, Waited, SPIN_ROUNDS};
+  pub use super::loom_futex::{spin_round, Futex, Waited, SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY};
   pub use super::loom_sync::*;
 }
 

@@ -126,3 +126,51 @@ fn reset_starts_the_next_wait_unwoken() {
     ParkState::Waiting
   );
 }
+
+/// The spin before a sleep adapts (`Parker::spin`, `sync::SPIN_MAX`): a
+/// spin that finds no wake-up halves the next, down to SPIN_MIN; every
+/// SPIN_PROBE_EVERY-th wait spins the whole again; a spin that finds its
+/// wake-up makes the next whole.
+#[test]
+fn spin_adapts_to_whether_it_finds_its_wake_up() {
+  use atomics_waitasync::sync::{SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY};
+  let parker = Parker::new();
+  assert_eq!(parker.spin_limit_for_testing(), SPIN_MAX);
+  assert!(!parker.spin(), "nobody unparked it");
+  assert_eq!(parker.spin_limit_for_testing(), SPIN_MAX / 2);
+  let mut waits = 1;
+  while parker.spin_limit_for_testing() > SPIN_MIN {
+    parker.reset();
+    assert!(!parker.spin());
+    waits += 1;
+    assert!(
+      waits < SPIN_PROBE_EVERY,
+      "halving reaches SPIN_MIN before the first probe"
+    );
+  }
+  // At SPIN_MIN: the waits up to the probe stay there; the probe spins the
+  // whole (and, finding nothing, halves from there again).
+  let mut at_min = 0;
+  loop {
+    parker.reset();
+    assert!(!parker.spin());
+    at_min += 1;
+    if parker.spin_limit_for_testing() != SPIN_MIN {
+      break;
+    }
+    assert!(
+      at_min <= SPIN_PROBE_EVERY,
+      "no probe within SPIN_PROBE_EVERY waits"
+    );
+  }
+  assert_eq!(
+    parker.spin_limit_for_testing(),
+    SPIN_MAX / 2,
+    "the probe spun the whole of SPIN_MAX"
+  );
+  // A spin that finds its wake-up: the next one is whole again.
+  parker.reset();
+  parker.unpark();
+  assert!(parker.spin());
+  assert_eq!(parker.spin_limit_for_testing(), SPIN_MAX);
+}

@@ -76,8 +76,12 @@ impl Futex {
   }
 }
 
-/// One look before sleeping is enough to put a look between any two steps.
-pub const SPIN_ROUNDS: u32 = 1;
+/// One look before sleeping is enough to put a look between any two steps
+/// (the spin's length adapts in the real build; its bookkeeping is the
+/// waiter's own, no step of a race).
+pub const SPIN_MAX: u32 = 1;
+pub const SPIN_MIN: u32 = 1;
+pub const SPIN_PROBE_EVERY: u32 = 32;
 
 pub fn spin_round(_round: u32) {
   loom::thread::yield_now();
