@@ -91,6 +91,22 @@ fn emptied_queues_behave_as_none() {
   queue(&registry, a, 7);
   assert_eq!(registry.waiters_on(a), 1);
   assert_eq!(registry.dequeue(a, 5).len(), 1);
+  // The idle queue gets a waiter again, then another key of the bucket
+  // queues: it must not take the storage of a queue that is no longer
+  // idle (review of 455f386: without `idle = None` on reuse, a's waiter
+  // was dropped here).
+  queue(&registry, a, 8);
+  let other = queue(&registry, b, 9);
+  assert_eq!(registry.waiters_on(a), 1);
+  assert_eq!(
+    registry
+      .dequeue(a, 1)
+      .into_iter()
+      .map(|(_, w)| w)
+      .collect::<Vec<_>>(),
+    [8]
+  );
+  assert_eq!(registry.remove(b, other), Some(9));
   assert!(registry.is_empty());
   assert!(!registry.may_wait(a) && !registry.may_wait(b));
 }

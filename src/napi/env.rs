@@ -134,7 +134,7 @@ pub struct EnvState {
   /// `last_array`: an array becomes `last_array` on its second miss in a
   /// row, so that calls alternating between arrays do not make and delete
   /// a reference each.
-  missed_array: Option<usize>,
+  pub missed_array: Option<usize>,
   /// The reference of the last buffer whose pending waits all ended, made
   /// weak rather than deleted, with its base address: the next wait on
   /// that buffer makes it strong again instead of creating a reference
@@ -244,9 +244,25 @@ impl EnvState {
   }
 
   /// `waitAsync` found `array` (described as `described`) without
-  /// `last_array`: on its second miss in a row it becomes `last_array`.
-  pub fn missed_array(&mut self, js: Js, array: sys::napi_value, described: Array) {
-    if self.missed_array.replace(described.data()) != Some(described.data()) {
+  /// `last_array`, and the call before, if it missed too, missed on the
+  /// array at `missed` (the call took it out of `missed_array`: a hit in
+  /// between ends the run). On its second miss in a row an array becomes
+  /// `last_array`, so that calls alternating between arrays, the cached
+  /// one among them, do not make and delete a reference each. A new view
+  /// of the very elements of `last_array` (one made per call) leaves it
+  /// alone: replacing it would only make the next view miss again.
+  pub fn missed_array(
+    &mut self,
+    js: Js,
+    array: sys::napi_value,
+    described: Array,
+    missed: Option<usize>,
+  ) {
+    if missed != Some(described.data()) {
+      self.missed_array = Some(described.data());
+      return;
+    }
+    if matches!(self.last_array, Some((_, last)) if last == described) {
       return;
     }
     // Best effort: without a reference, the next call misses again.

@@ -34,7 +34,7 @@ pub struct Location {
 /// since (a length-tracking array over a growable SharedArrayBuffer; a
 /// SharedArrayBuffer never shrinks, moves or detaches), so it may be kept
 /// with a (weak) reference to the array and used again for it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Array {
   /// The address of element 0.
   data: usize,

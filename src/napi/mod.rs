@@ -193,7 +193,9 @@ fn locate_cached(
   array: sys::napi_value,
   index: f64,
 ) -> NResult<Location> {
-  if let Some((reference, described)) = cell.with(|state| Ok(state.last_array))? {
+  // (A hit also ends a run of misses: see `EnvState::missed_array`.)
+  let (last, missed) = cell.with(|state| Ok((state.last_array, state.missed_array.take())))?;
+  if let Some((reference, described)) = last {
     // (Gone: the array was collected, so `array` is another.) An index
     // beyond the length it had then: it may have grown since.
     if described.covers(index) {
@@ -208,7 +210,7 @@ fn locate_cached(
   let mut location = described.locate(index)?;
   location.buffer = Some(buffer);
   cell.with(|state| {
-    state.missed_array(js, array, described);
+    state.missed_array(js, array, described, missed);
     Ok(())
   })?;
   Ok(location)
