@@ -177,6 +177,33 @@ describe('AsyncLock when the notify of an unlock throws (review F2, F3)', functi
     assert.strictEqual(lock.isLocked(), false);
   });
 
+  for (const how of ['throws', 'rejects']) {
+    it(`executeLocked's unlock that throws, after f ${how}, is retried after an await: f's error, the waiter woken (review of 5f7e53c)`, async () => {
+      const lock = new AsyncLock();
+      const other = new AsyncLock(lock.sab);
+      let waiter;
+      const failure = new Error('f failed');
+      const f =
+        how === 'throws'
+          ? () => {
+              waiter = other.acquire();
+              assert.strictEqual(queued(lock), 1); // queued at once: the word is 2
+              faulty.fail(1);
+              throw failure;
+            }
+          : async () => {
+              waiter = other.acquire();
+              await queuedOn(lock, 1);
+              faulty.fail(1);
+              throw failure;
+            };
+      await assert.rejects(lock.executeLocked(f), (error) => error === failure);
+      assert.strictEqual(faulty.left(), 0); // the first notify did fail
+      (await waiter)();
+      assert.strictEqual(lock.isLocked(), false);
+    });
+  }
+
   it("executeLocked's unlock error still wins when f itself unlocked (misuse)", async () => {
     const lock = new AsyncLock();
     await assert.rejects(

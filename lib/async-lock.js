@@ -450,7 +450,13 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     const index = lock.index;
     let stored = false;
     try {
-      Atomics.store(i32a, index, UNLOCKED); // only the holder moves 2 away
+      // Only the holder moves 2 away, so this always succeeds. A
+      // compareExchange, not a store: the recovery below makes the same
+      // call from this frame, so if this one fit, that one fits too (a
+      // store needs less stack: on Node 14 the store fit, the notify and
+      // then the recovery's compareExchange did not, and the word was left
+      // free with its waiter asleep).
+      Atomics.compareExchange(i32a, index, CONTENDED, UNLOCKED);
       stored = true;
       mine.held = false;
       notify(i32a, index, 1);

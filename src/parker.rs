@@ -36,7 +36,9 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
-use crate::sync::{spin_round, Futex, Waited, SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY};
+use crate::sync::{
+  spin_round, Futex, Waited, SPIN_CLOCK_EVERY, SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY, SPIN_TIME,
+};
 
 /// Nobody woke it yet, and it is not asleep.
 const WAITING: u32 = 0;
@@ -107,10 +109,15 @@ impl Parker {
 
   /// Spins on the word before sleeping: whether an unpark came meanwhile.
   /// Its thread's alone. As long as spins find their wake-up, each lasts
-  /// up to `SPIN_MAX` rounds; one that finds nothing halves the next, down
-  /// to `SPIN_MIN`, and every `SPIN_PROBE_EVERY`-th wait spins the whole
-  /// again (see `crate::sync::SPIN_MAX`).
-  pub fn spin(&self) -> bool {
+  /// up to `SPIN_MAX` rounds and `SPIN_TIME`; one that finds nothing
+  /// halves the next, down to `SPIN_MIN`, and every `SPIN_PROBE_EVERY`-th
+  /// wait spins the whole again (see `crate::sync::SPIN_MAX`). A wait whose
+  /// `deadline` comes within `SPIN_TIME` spins only `SPIN_MIN` rounds, so
+  /// that `wait(…, 0)` returns at once and no notify after the deadline is
+  /// taken for one before it. The clock is read only for such a deadline
+  /// and every `SPIN_CLOCK_EVERY` rounds (a notify that comes early costs
+  /// no clock read).
+  pub fn spin(&self, deadline: Option<Instant>) -> bool {
     let mut limit = self.spin_limit.load(Ordering::Relaxed);
     if limit < SPIN_MAX {
       let short = self.spins_short.load(Ordering::Relaxed) + 1;
@@ -121,21 +128,45 @@ impl Parker {
         self.spins_short.store(short, Ordering::Relaxed);
       }
     }
+    // (Such a spin says nothing of how soon wake-ups come: it leaves the
+    // next spin's length alone.)
+    let mut adapt = true;
+    if let Some(deadline) = deadline {
+      if deadline <= Instant::now() + SPIN_TIME {
+        limit = limit.min(SPIN_MIN);
+        adapt = false;
+      }
+    }
+    let mut end = None;
     for round in 0..limit {
       if self.woken() {
-        self.spin_limit.store(SPIN_MAX, Ordering::Relaxed);
-        return true;
+        return self.spin_found();
       }
       spin_round(round);
+      if round % SPIN_CLOCK_EVERY == SPIN_CLOCK_EVERY - 1 {
+        // The first look at the clock starts it (SPIN_CLOCK_EVERY rounds late).
+        let now = Instant::now();
+        if now >= *end.get_or_insert(now + SPIN_TIME) {
+          break;
+        }
+      }
     }
     if self.woken() {
-      self.spin_limit.store(SPIN_MAX, Ordering::Relaxed);
-      return true;
+      return self.spin_found();
     }
-    self
-      .spin_limit
-      .store((limit / 2).max(SPIN_MIN), Ordering::Relaxed);
+    if adapt {
+      self
+        .spin_limit
+        .store((limit / 2).max(SPIN_MIN), Ordering::Relaxed);
+    }
     false
+  }
+
+  /// A spin found its wake-up: the next one may be whole.
+  fn spin_found(&self) -> bool {
+    self.spin_limit.store(SPIN_MAX, Ordering::Relaxed);
+    self.spins_short.store(0, Ordering::Relaxed);
+    true
   }
 
   /// Marks it as maybe asleep: false if an unpark came first.

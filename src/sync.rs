@@ -34,6 +34,14 @@ pub const MAY_WAIT_SLOTS: usize = 1 << 14;
 /// [`SPIN_PROBE_EVERY`] waits, or once a spin found its wake-up.
 pub const SPIN_MAX: u32 = 1600;
 
+/// The longest a sync waiter spins (see [`SPIN_MAX`]; a pause takes ~12 ns
+/// here, ~40 ns on other x86 cores): read on the clock every
+/// [`SPIN_CLOCK_EVERY`] rounds.
+pub const SPIN_TIME: std::time::Duration = std::time::Duration::from_micros(20);
+
+/// How many spin rounds between two looks at the clock (see [`SPIN_TIME`]).
+pub const SPIN_CLOCK_EVERY: u32 = 64;
+
 /// The least a sync waiter spins (see [`SPIN_MAX`]): a few looks, for a
 /// notify already on its way.
 pub const SPIN_MIN: u32 = 12;

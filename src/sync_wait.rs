@@ -77,7 +77,7 @@ pub fn slice<W>(
   let sync = wait.as_ref()?;
   // A notify that comes while it spins needs no clock read (a system call
   // where there is no vDSO: under valgrind, say).
-  if sync.parker.spin() {
+  if sync.parker.spin(sync.deadline) {
     let key = sync.key;
     *wait = None;
     return Some(Slice::Woken { key });

@@ -20,7 +20,9 @@ mod loom_sync;
 mod loom_futex;
 
 mod sync {
-  pub use super::loom_futex::{spin_round, Futex, Waited, SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY};
+  pub use super::loom_futex::{
+    spin_round, Futex, Waited, SPIN_CLOCK_EVERY, SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY, SPIN_TIME,
+  };
   pub use super::loom_sync::*;
 }
 

@@ -136,12 +136,12 @@ fn spin_adapts_to_whether_it_finds_its_wake_up() {
   use atomics_waitasync::sync::{SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY};
   let parker = Parker::new();
   assert_eq!(parker.spin_limit_for_testing(), SPIN_MAX);
-  assert!(!parker.spin(), "nobody unparked it");
+  assert!(!parker.spin(None), "nobody unparked it");
   assert_eq!(parker.spin_limit_for_testing(), SPIN_MAX / 2);
   let mut waits = 1;
   while parker.spin_limit_for_testing() > SPIN_MIN {
     parker.reset();
-    assert!(!parker.spin());
+    assert!(!parker.spin(None));
     waits += 1;
     assert!(
       waits < SPIN_PROBE_EVERY,
@@ -153,7 +153,7 @@ fn spin_adapts_to_whether_it_finds_its_wake_up() {
   let mut at_min = 0;
   loop {
     parker.reset();
-    assert!(!parker.spin());
+    assert!(!parker.spin(None));
     at_min += 1;
     if parker.spin_limit_for_testing() != SPIN_MIN {
       break;
@@ -171,6 +171,11 @@ fn spin_adapts_to_whether_it_finds_its_wake_up() {
   // A spin that finds its wake-up: the next one is whole again.
   parker.reset();
   parker.unpark();
-  assert!(parker.spin());
+  assert!(parker.spin(None));
+  assert_eq!(parker.spin_limit_for_testing(), SPIN_MAX);
+  // A wait whose deadline comes within a spin (`wait(…, 0)`) spins a few
+  // rounds only, and that says nothing of the next spin's length.
+  parker.reset();
+  assert!(!parker.spin(Some(Instant::now())));
   assert_eq!(parker.spin_limit_for_testing(), SPIN_MAX);
 }

@@ -82,6 +82,8 @@ impl Futex {
 pub const SPIN_MAX: u32 = 1;
 pub const SPIN_MIN: u32 = 1;
 pub const SPIN_PROBE_EVERY: u32 = 32;
+pub const SPIN_TIME: std::time::Duration = std::time::Duration::from_micros(20);
+pub const SPIN_CLOCK_EVERY: u32 = 64;
 
 pub fn spin_round(_round: u32) {
   loom::thread::yield_now();
