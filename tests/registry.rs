@@ -15,6 +15,15 @@ fn queue(registry: &Registry<u32>, key: usize, tag: u32) -> WaiterId {
   }
 }
 
+/// The tags of up to `n` waiters a notify on `key` takes, in order.
+fn dequeued(registry: &Registry<u32>, key: usize, n: usize) -> Vec<u32> {
+  registry
+    .dequeue(key, n)
+    .into_iter()
+    .map(|(_, w)| w)
+    .collect()
+}
+
 #[test]
 fn dequeues_in_fifo_order() {
   let registry = Registry::new();
@@ -61,14 +70,7 @@ fn emptied_queues_behave_as_none() {
   for round in 0..3u32 {
     let id = queue(&registry, a, round);
     assert_eq!(registry.waiters_on(a), 1);
-    assert_eq!(
-      registry
-        .dequeue(a, 1)
-        .into_iter()
-        .map(|(_, w)| w)
-        .collect::<Vec<_>>(),
-      [round]
-    );
+    assert_eq!(dequeued(&registry, a, 1), [round]);
     assert_eq!(registry.waiters_on(a), 0);
     assert_eq!(registry.dequeue(a, 1).len(), 0);
     assert_eq!(registry.remove(a, id), None);
@@ -82,12 +84,10 @@ fn emptied_queues_behave_as_none() {
   for tag in 0..100 {
     queue(&registry, a, tag);
   }
-  let all: Vec<u32> = registry
-    .dequeue(a, usize::MAX)
-    .into_iter()
-    .map(|(_, w)| w)
-    .collect();
-  assert_eq!(all, (0..100).collect::<Vec<_>>());
+  assert_eq!(
+    dequeued(&registry, a, usize::MAX),
+    (0..100).collect::<Vec<_>>()
+  );
   queue(&registry, a, 7);
   assert_eq!(registry.waiters_on(a), 1);
   assert_eq!(registry.dequeue(a, 5).len(), 1);
@@ -98,14 +98,7 @@ fn emptied_queues_behave_as_none() {
   queue(&registry, a, 8);
   let other = queue(&registry, b, 9);
   assert_eq!(registry.waiters_on(a), 1);
-  assert_eq!(
-    registry
-      .dequeue(a, 1)
-      .into_iter()
-      .map(|(_, w)| w)
-      .collect::<Vec<_>>(),
-    [8]
-  );
+  assert_eq!(dequeued(&registry, a, 1), [8]);
   assert_eq!(registry.remove(b, other), Some(9));
   assert!(registry.is_empty());
   assert!(!registry.may_wait(a) && !registry.may_wait(b));
