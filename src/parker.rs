@@ -112,9 +112,10 @@ impl Parker {
   /// up to `SPIN_MAX` rounds and `SPIN_TIME`; one that finds nothing
   /// halves the next, down to `SPIN_MIN`, and every `SPIN_PROBE_EVERY`-th
   /// wait spins the whole again (see `crate::sync::SPIN_MAX`). A wait whose
-  /// `deadline` comes within `SPIN_TIME` spins only `SPIN_MIN` rounds, so
-  /// that `wait(…, 0)` returns at once and no notify after the deadline is
-  /// taken for one before it. The clock is read only for such a deadline
+  /// `deadline` comes within 2 × `SPIN_TIME` spins only `SPIN_MIN` rounds,
+  /// so that `wait(…, 0)` returns at once and (unless the thread is
+  /// preempted mid-spin) no notify after the deadline is taken for one
+  /// before it. The clock is read only for such a deadline
   /// and every `SPIN_CLOCK_EVERY` rounds (a notify that comes early costs
   /// no clock read).
   pub fn spin(&self, deadline: Option<Instant>) -> bool {
@@ -130,21 +131,28 @@ impl Parker {
     }
     // (Such a spin says nothing of how soon wake-ups come: it leaves the
     // next spin's length alone.)
+    // Otherwise a timed wait's spin ends SPIN_TIME from now by the clock
+    // it just read, at least SPIN_TIME before its deadline: a look at the
+    // clock comes every SPIN_CLOCK_EVERY rounds, far less than that.
     let mut adapt = true;
+    let mut end = None;
     if let Some(deadline) = deadline {
-      if deadline <= Instant::now() + SPIN_TIME {
+      let now = Instant::now();
+      if deadline <= now + 2 * SPIN_TIME {
         limit = limit.min(SPIN_MIN);
         adapt = false;
+      } else {
+        end = Some(now + SPIN_TIME);
       }
     }
-    let mut end = None;
     for round in 0..limit {
       if self.woken() {
         return self.spin_found();
       }
       spin_round(round);
       if round % SPIN_CLOCK_EVERY == SPIN_CLOCK_EVERY - 1 {
-        // The first look at the clock starts it (SPIN_CLOCK_EVERY rounds late).
+        // Untimed, the first look at the clock starts it (SPIN_CLOCK_EVERY
+        // rounds late).
         let now = Instant::now();
         if now >= *end.get_or_insert(now + SPIN_TIME) {
           break;
