@@ -96,10 +96,20 @@ impl Parker {
     self.state.word().load(Ordering::SeqCst) == PARKED
   }
 
-  /// How many rounds its next spin lasts (before the probe count), for a
-  /// test of the adaptation.
+  /// How many rounds its next spin lasts (a probe's included), for a test
+  /// of the adaptation.
   pub fn spin_limit_for_testing(&self) -> u32 {
-    self.spin_limit.load(Ordering::Relaxed)
+    self.next_spin().1
+  }
+
+  /// The spin limit as stored, and how many rounds the next spin lasts:
+  /// that, or the whole of `SPIN_MAX` if it is a probe (the
+  /// `SPIN_PROBE_EVERY`-th wait since the last whole spin).
+  fn next_spin(&self) -> (u32, u32) {
+    let stored = self.spin_limit.load(Ordering::Relaxed);
+    let probe =
+      stored < SPIN_MAX && self.spins_short.load(Ordering::Relaxed) + 1 >= SPIN_PROBE_EVERY;
+    (stored, if probe { SPIN_MAX } else { stored })
   }
 
   /// Whether an unpark came.
@@ -111,7 +121,7 @@ impl Parker {
   /// Its thread's alone. As long as spins find their wake-up, each lasts
   /// up to `SPIN_MAX` rounds and `SPIN_TIME`; one that finds nothing
   /// halves the next, down to `SPIN_MIN`, and every `SPIN_PROBE_EVERY`-th
-  /// wait spins the whole again (see `crate::sync::SPIN_MAX`). A wait whose
+  /// wait spins the whole again, once (see `crate::sync::SPIN_MAX`). A wait whose
   /// `deadline` comes within 2 × `SPIN_TIME` spins only `SPIN_MIN` rounds,
   /// so that `wait(…, 0)` returns at once and (unless the thread is
   /// preempted mid-spin) no notify after the deadline is taken for one
@@ -119,21 +129,14 @@ impl Parker {
   /// and every `SPIN_CLOCK_EVERY` rounds (a notify that comes early costs
   /// no clock read).
   pub fn spin(&self, deadline: Option<Instant>) -> bool {
-    let mut limit = self.spin_limit.load(Ordering::Relaxed);
-    if limit < SPIN_MAX {
-      let short = self.spins_short.load(Ordering::Relaxed) + 1;
-      if short >= SPIN_PROBE_EVERY {
-        limit = SPIN_MAX;
-        self.spins_short.store(0, Ordering::Relaxed);
-      } else {
-        self.spins_short.store(short, Ordering::Relaxed);
-      }
-    }
-    // (Such a spin says nothing of how soon wake-ups come: it leaves the
-    // next spin's length alone.)
-    // Otherwise a timed wait's spin ends SPIN_TIME from now by the clock
-    // it just read, at least SPIN_TIME before its deadline: a look at the
-    // clock comes every SPIN_CLOCK_EVERY rounds, far less than that.
+    let (stored, mut limit) = self.next_spin();
+    let probe = limit != stored;
+    // A wait whose deadline is near spins SPIN_MIN rounds, and such a spin
+    // says nothing of how soon wake-ups come: it leaves the adaptation
+    // alone (unless it finds its wake-up: see `spin_found`). Otherwise a
+    // timed wait's spin ends SPIN_TIME from now by the clock it just read,
+    // at least SPIN_TIME before its deadline: a look at the clock comes
+    // every SPIN_CLOCK_EVERY rounds, far less than that.
     let mut adapt = true;
     let mut end = None;
     if let Some(deadline) = deadline {
@@ -144,6 +147,16 @@ impl Parker {
       } else {
         end = Some(now + SPIN_TIME);
       }
+    }
+    // Counted towards the next probe, or the probe spun (not a short wait's
+    // few rounds: the probe is then still to come).
+    if adapt && stored < SPIN_MAX {
+      let short = if probe {
+        0
+      } else {
+        self.spins_short.load(Ordering::Relaxed) + 1
+      };
+      self.spins_short.store(short, Ordering::Relaxed);
     }
     for round in 0..limit {
       if self.woken() {
@@ -162,10 +175,13 @@ impl Parker {
     if self.woken() {
       return self.spin_found();
     }
+    // Halved from what was stored: a probe that found nothing leaves the
+    // spins where they were (halving the probe's whole would make the next
+    // few spins long again, doubling what the probes cost).
     if adapt {
       self
         .spin_limit
-        .store((limit / 2).max(SPIN_MIN), Ordering::Relaxed);
+        .store((stored / 2).max(SPIN_MIN), Ordering::Relaxed);
     }
     false
   }

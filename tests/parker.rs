@@ -149,24 +149,38 @@ fn spin_adapts_to_whether_it_finds_its_wake_up() {
     );
   }
   // At SPIN_MIN: the waits up to the probe stay there; the probe spins the
-  // whole (and, finding nothing, halves from there again).
+  // whole once and, finding nothing, leaves the spins at SPIN_MIN (review
+  // of 81c43ff: it halved its own whole, so the next spins were long again).
   let mut at_min = 0;
-  loop {
+  while parker.spin_limit_for_testing() == SPIN_MIN {
     parker.reset();
     assert!(!parker.spin(None));
     at_min += 1;
-    if parker.spin_limit_for_testing() != SPIN_MIN {
-      break;
-    }
     assert!(
-      at_min <= SPIN_PROBE_EVERY,
+      at_min < SPIN_PROBE_EVERY,
       "no probe within SPIN_PROBE_EVERY waits"
     );
   }
   assert_eq!(
     parker.spin_limit_for_testing(),
-    SPIN_MAX / 2,
-    "the probe spun the whole of SPIN_MAX"
+    SPIN_MAX,
+    "the probe spins the whole of SPIN_MAX"
+  );
+  // A wait whose deadline comes within a spin spins a few rounds only: the
+  // probe is still to come (review: it used the probe up).
+  parker.reset();
+  assert!(!parker.spin(Some(Instant::now())));
+  assert_eq!(
+    parker.spin_limit_for_testing(),
+    SPIN_MAX,
+    "a short wait used the probe up"
+  );
+  parker.reset();
+  assert!(!parker.spin(None));
+  assert_eq!(
+    parker.spin_limit_for_testing(),
+    SPIN_MIN,
+    "a probe that found nothing leaves the spins short"
   );
   // A spin that finds its wake-up: the next one is whole again.
   parker.reset();
