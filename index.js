@@ -27,8 +27,15 @@ function install(options) {
   return result;
 }
 
-// The lock waits through this package's triple, never the global Atomics.
-const AsyncLock = createAsyncLock(atomics);
+// The lock waits through this package's triple, never the global Atomics,
+// and releases a contended word through the binding (free and notify in
+// one call).
+const AsyncLock = createAsyncLock({
+  wait: atomics.wait,
+  waitAsync: atomics.waitAsync,
+  notify: atomics.notify,
+  releaseLock: binding.releaseLock,
+});
 
 module.exports = {
   waitAsync: atomics.waitAsync,

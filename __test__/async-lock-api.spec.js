@@ -282,4 +282,43 @@ describe('AsyncLock API', function () {
     assert.strictEqual(rescuer.tryLock(), true);
     rescuer.unlock();
   });
+
+  it('every method called on a Proxy, a copy or an object inheriting from a lock throws (or rejects) a TypeError and leaves the word alone; a subclass works', async () => {
+    const lock = new AsyncLock();
+    const impostors = {
+      'a Proxy': new Proxy(lock, {}),
+      'a posted copy': { sab: lock.sab, i32a: lock.i32a, index: lock.index },
+      'an object inheriting from it': Object.create(lock),
+    };
+    const sync = ['lock', 'tryLock', 'unlock', 'release', 'lockGuard', 'forceUnlock'];
+    const async = ['executeLocked', 'runExclusive', 'acquire', 'waitForUnlock'];
+    const badThis = { name: 'TypeError', message: /"this" value must be an AsyncLock/ };
+    for (const held of [false, true]) {
+      if (held) lock.lock();
+      const word = Atomics.load(lock.i32a, 0);
+      for (const [what, impostor] of Object.entries(impostors)) {
+        for (const method of sync) {
+          assert.throws(() => AsyncLock.prototype[method].call(impostor, 0), badThis, `${method} on ${what}`);
+        }
+        for (const method of async) {
+          let ran = false;
+          const f = method === 'executeLocked' || method === 'runExclusive' ? () => (ran = true) : undefined;
+          const outcome = AsyncLock.prototype[method].call(impostor, f);
+          await assert.rejects(outcome, badThis, `${method} on ${what}`);
+          assert.strictEqual(ran, false, `${method} on ${what} ran f`);
+        }
+        assert.strictEqual(Atomics.load(lock.i32a, 0), word, `the word after calls on ${what}`);
+      }
+      if (held) lock.unlock();
+    }
+    class Sub extends AsyncLock {}
+    const sub = new Sub(lock.sab);
+    assert.strictEqual(await sub.executeLocked(() => lock.isLocked()), true);
+    sub.lock();
+    assert.strictEqual(lock.tryLock(), false);
+    sub.unlock();
+    (await sub.acquire())();
+    assert.strictEqual(sub.forceUnlock(), false);
+    assert.strictEqual(lock.isLocked(), false);
+  });
 });

@@ -5,11 +5,15 @@
 
 const assert = require('assert');
 const api = require('..');
+const binding = require('../binding');
 const { createAsyncLock } = require('../lib/async-lock');
 const { startLockWorker } = require('./fixtures/async-lock-helpers');
 const { until } = require('./helpers');
 
-/** An AsyncLock class over the package's triple that counts every call. */
+/**
+ * An AsyncLock class over the package's triple and releaseLock that counts
+ * every call (a releaseLock as a notify: it frees the word and notifies).
+ */
 function countingLock() {
   const calls = { wait: 0, waitAsync: 0, notify: 0 };
   const AsyncLock = createAsyncLock({
@@ -24,6 +28,10 @@ function countingLock() {
     notify(...args) {
       calls.notify++;
       return api.notify(...args);
+    },
+    releaseLock(...args) {
+      calls.notify++;
+      return binding.releaseLock(...args);
     },
   });
   return { AsyncLock, calls };
@@ -91,5 +99,61 @@ describe('AsyncLock native calls', function () {
       Object.assign(Atomics, saved);
       await worker.terminate();
     }
+  });
+
+  it("the binding's releaseLock: frees a 2 and wakes one, or all when forced; throws, having done nothing, for any array it would not take", () => {
+    const i32a = new Int32Array(new SharedArrayBuffer(8));
+    for (const [held, all, after] of [[2, false, 0], [1, false, 1], [0, false, 0], [1, true, 0], [2, true, 0], [0, true, 0]]) {
+      i32a[1] = held;
+      assert.strictEqual(binding.releaseLock(i32a, 1, all), held);
+      assert.strictEqual(i32a[1], after, `after ${held}, all: ${all}`);
+    }
+    // Freed, and then the notify panicked, and its retry too: the old value
+    // minus 2^32 (below any i32), for the lock to pass the wake-up on.
+    const owed = 2 ** 32;
+    for (const [held, all] of [[2, false], [-5, true], [-(2 ** 31), true], [2 ** 31 - 1, true]]) {
+      i32a[1] = held;
+      binding.panicForTesting('notify', 2);
+      assert.strictEqual(binding.releaseLock(i32a, 1, all), held - owed);
+      assert.strictEqual(i32a[1], 0);
+    }
+    // One panic: the retry delivers it.
+    i32a[1] = 2;
+    binding.panicForTesting('notify', 1);
+    assert.strictEqual(binding.releaseLock(i32a, 1, false), 2);
+    binding.panicForTesting('notify', 0);
+    i32a[1] = 2;
+    assert.throws(() => binding.releaseLock(new BigInt64Array(new SharedArrayBuffer(16)), 1, false), TypeError);
+    assert.throws(() => binding.releaseLock(new Int32Array(4), 1, false), TypeError);
+    assert.throws(() => binding.releaseLock(i32a, 2, false), RangeError);
+    assert.throws(() => binding.releaseLock(i32a, -1, false), RangeError);
+    assert.throws(() => binding.releaseLock(i32a, '1', false), { name: 'TypeError', message: /index/ });
+    assert.throws(() => binding.releaseLock(i32a, 1, 'yes'), { name: 'TypeError', message: /all/ });
+    assert.throws(() => binding.releaseLock(i32a, 1), { name: 'TypeError', message: /all/ });
+    assert.strictEqual(i32a[1], 2);
+  });
+
+  it("the binding's releaseLock wakes exactly one waiter on a 2, in the order they queued, and every waiter when forced", async () => {
+    const i32a = new Int32Array(new SharedArrayBuffer(4));
+    i32a[0] = 2;
+    const woken = [];
+    const waits = [0, 1, 2].map((n) => api.waitAsync(i32a, 0, 2).value.then(() => woken.push(n)));
+    assert.strictEqual(api.waitersForTesting(i32a, 0).registry, 3);
+    assert.strictEqual(binding.releaseLock(i32a, 0, false), 2);
+    await until(() => woken.length === 1, 'the first waiter');
+    assert.deepStrictEqual([woken, api.waitersForTesting(i32a, 0).registry], [[0], 2]);
+    i32a[0] = 1; // not 2: nothing is freed, nobody woken
+    assert.strictEqual(binding.releaseLock(i32a, 0, false), 1);
+    assert.strictEqual(api.waitersForTesting(i32a, 0).registry, 2);
+    assert.strictEqual(binding.releaseLock(i32a, 0, true), 1);
+    await Promise.all(waits);
+    assert.deepStrictEqual(woken, [0, 1, 2]);
+    assert.strictEqual(i32a[0], 0);
+  });
+
+  it('a binding without releaseLock (a binary older than the JS): no AsyncLock can be made, and nothing else fails at load (review of the releaseLock change)', () => {
+    const Lock = createAsyncLock({ wait: api.wait, waitAsync: api.waitAsync, notify: api.notify });
+    assert.throws(() => new Lock(), { name: 'Error', message: /no releaseLock/ });
+    assert.throws(() => Lock.from({ sab: new SharedArrayBuffer(4), index: 0 }), { message: /no releaseLock/ });
   });
 });

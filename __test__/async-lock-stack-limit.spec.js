@@ -213,3 +213,79 @@ describe('AsyncLock when the notify of an unlock throws (review F2, F3)', functi
     assert.strictEqual(lock.isLocked(), false);
   });
 });
+
+// Out of stack, a call that failed once is followed by more that fail: a
+// catch block's own calls need stack too, and the JIT does not promise that
+// a call that fit once in a frame fits again later in it. Modelled here: from
+// step `from` of a contended release on, every call the lock makes (the
+// global Atomics read-modify-writes, notify, releaseLock) throws a
+// RangeError. Review of 81c43ff: unlock freed the word in JS and then
+// notified; when the notify threw, the recovery's compareExchange was
+// assumed to fit because the free had; when it threw too, the word was left
+// free with its waiter asleep. Now the free and the notify are one native
+// call, which either throws at its entry (nothing done) or does both.
+describe('AsyncLock when every step of a contended release from some point on throws out of stack (review of 81c43ff)', function () {
+  const { createAsyncLock } = require('../lib/async-lock');
+  const binding = require('../binding');
+  const outOfStack = { from: Infinity, steps: 0 };
+  const step = () => {
+    if (outOfStack.steps++ >= outOfStack.from) throw new RangeError('Maximum call stack size exceeded');
+  };
+  const Lock = createAsyncLock({
+    wait: api.wait,
+    waitAsync: api.waitAsync,
+    notify(...args) {
+      step();
+      return api.notify(...args);
+    },
+    releaseLock(...args) {
+      step();
+      return binding.releaseLock(...args);
+    },
+  });
+
+  /** Runs `call` with every lock step from `from` on throwing; whether it threw. */
+  function failingFrom(from, call) {
+    const saved = { compareExchange: Atomics.compareExchange, exchange: Atomics.exchange, store: Atomics.store };
+    Object.assign(outOfStack, { from, steps: 0 });
+    for (const name of Object.keys(saved)) {
+      Atomics[name] = function (...args) {
+        step();
+        return saved[name].apply(Atomics, args);
+      };
+    }
+    try {
+      call();
+      return false;
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      return true;
+    } finally {
+      Object.assign(Atomics, saved);
+      outOfStack.from = Infinity;
+    }
+  }
+
+  for (const kind of ['unlock', 'release', 'forceUnlock']) {
+    it(`${kind}(): wherever the failures start, a throw leaves the lock held with its waiter queued; a return woke it`, async () => {
+      for (let from = 0; from < 50; from++) {
+        const lock = new Lock();
+        const holder = new Lock(lock.sab);
+        const release = holder.lockGuard();
+        const waiter = lock.acquire();
+        assert.strictEqual(queued(lock), 1);
+        const call = kind === 'unlock' ? () => holder.unlock() : kind === 'release' ? release : () => holder.forceUnlock();
+        const threw = failingFrom(from, call);
+        if (threw) {
+          assert.deepStrictEqual([from, Atomics.load(lock.i32a, 0), queued(lock)], [from, Lock.CONTENDED, 1], 'threw with the lock not held');
+          call(); // the retry, from lower down
+        }
+        assert.deepStrictEqual([from, queued(lock)], [from, 0], 'the waiter was not woken');
+        (await waiter)();
+        assert.strictEqual(lock.isLocked(), false);
+        if (!threw) return; // every step fit
+      }
+      assert.fail('the release never fit');
+    });
+  }
+});

@@ -111,12 +111,17 @@ const atomicsTakeUnshared = (() => {
 })();
 
 /**
- * An AsyncLock class over the package's wait, waitAsync and notify, whose
- * notify throws `makeError()` on its next `fail(n)` calls; `left()` says
- * how many of those have not come yet.
+ * An AsyncLock class over the package's wait, waitAsync, notify and
+ * releaseLock whose next `fail(n)` wake-ups fail as `makeError()` says;
+ * `left()` says how many of those have not come yet. A notify throws
+ * `makeError()`. A releaseLock (the lock's own "free the word and notify"
+ * call) fails as it can: a RangeError (out of stack) is thrown at its
+ * entry, having done nothing; any other error is a panic in the core's
+ * notify and in its retry (panicForTesting), after the word was freed.
  */
 function lockWithFailingNotify(makeError) {
   const api = require('..');
+  const binding = require('../binding');
   const { createAsyncLock } = require('../lib/async-lock');
   let failures = 0;
   const AsyncLock = createAsyncLock({
@@ -128,6 +133,24 @@ function lockWithFailingNotify(makeError) {
         throw makeError();
       }
       return api.notify(...args);
+    },
+    releaseLock(i32a, index, all) {
+      if (failures > 0) {
+        failures--;
+        const error = makeError();
+        if (error instanceof RangeError) throw error;
+        // Both of its notifies (it retries once), and only if it notifies;
+        // never left armed for a later, unrelated notify.
+        if (all || Atomics.load(i32a, index) === 2) {
+          binding.panicForTesting('notify', 2);
+          try {
+            return binding.releaseLock(i32a, index, all);
+          } finally {
+            binding.panicForTesting('notify', 0);
+          }
+        }
+      }
+      return binding.releaseLock(i32a, index, all);
     },
   });
   return { AsyncLock, fail: (n) => (failures = n), left: () => failures };

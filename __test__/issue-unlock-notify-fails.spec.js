@@ -85,8 +85,10 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     const outcome = lock.executeLocked(async () => {
       waiter = other.acquire();
       await until(() => queued(lock) === 1, 'the waiter to queue');
-      // Two for each notify: lib/atomics.js's notify tries the binding once more
-      // on its slow path. So both the unlock and its retry panic.
+      // The unlock's releaseLock frees the word, and its notify panics, and
+      // so does the retry; passing the wake-up on then panics twice more
+      // (lib/atomics.js's notify tries the binding once more on its slow
+      // path), and a timer delivers it.
       binding.panicForTesting('notify', 4);
     });
     await assert.rejects(outcome, { message: /internal error/ });

@@ -14,7 +14,7 @@
 //                                                      a waiter that woke: exchange(2) got 0
 //   1      LOCKED     held, nobody queued              unlock: CAS 1→0, no notify;
 //                                                      a thread that must wait: exchange(2)
-//   2      CONTENDED  held, threads may be queued      unlock: 2→0, then notify(1);
+//   2      CONTENDED  held, threads may be queued      unlock: 2→0, then notify(1), one native call;
 //                                                      waiters wait on the value 2
 //
 // No wake-up is lost: a thread queues only through wait/waitAsync with the
@@ -26,9 +26,10 @@
 // lost one.
 //
 // It waits and wakes only through the package's own wait / waitAsync /
-// notify (handed to the factory), never through the global Atomics ones, so
-// every thread agrees on one waiter queue, on every runtime (Node 14 lacks
-// Atomics.waitAsync; native waiters would not see ours).
+// notify and the binding's releaseLock (handed to the factory), never
+// through the global Atomics ones, so every thread agrees on one waiter
+// queue, on every runtime (Node 14 lacks Atomics.waitAsync; native waiters
+// would not see ours).
 
 const { performance } = require('perf_hooks');
 const { isSharedArrayBuffer, isInt32Array } = require('util').types;
@@ -65,6 +66,10 @@ const UNLOCKED = 0;
 const LOCKED = 1;
 const CONTENDED = 2;
 
+// The binding's releaseLock answers below this (the old value minus 2^32)
+// when it freed the word but could not deliver the wake-up.
+const kOwed = -0x80000000;
+
 // How many times a blocking lock() re-reads a held word before it queues.
 // A critical section of a few hundred nanoseconds ends while we look, and
 // taking the lock then costs neither a wait nor the holder's notify.
@@ -79,13 +84,6 @@ const kSpins = 100;
 // at its start, before the word changes: from then on it is a plain
 // property write, no call (near the stack limit any call can throw). A
 // WeakMap did the same for 83 more instructions per look-up.
-
-/**
- * Whether an error is the engine's "out of stack" (a RangeError): the one
- * failure a retry from lower on the stack can cure. Anything else from a
- * notify (a panic in the addon surfaces as a plain Error) would fail again.
- */
-const isStackOverflow = (error) => error instanceof RangeError;
 
 const symbolDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : undefined;
 const symbolAsyncDispose = typeof Symbol.asyncDispose === 'symbol' ? Symbol.asyncDispose : undefined;
@@ -140,11 +138,12 @@ function abortReason(signal) {
 }
 
 /**
- * Creates the AsyncLock class over a `{ wait, waitAsync, notify }` triple
- * with the semantics of Atomics.wait / waitAsync / notify (the package's
- * own, or a wrapper of them in tests).
+ * Creates the AsyncLock class over `{ wait, waitAsync, notify }`, with the
+ * semantics of Atomics.wait / waitAsync / notify, and `releaseLock`, the
+ * binding's "free the word and notify" (src/napi/mod.rs `release_lock`):
+ * the package's own, or wrappers of them in tests.
  */
-function createAsyncLock({ wait, waitAsync, notify }) {
+function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
   // The private `#state` of an AsyncLock of this factory, or undefined
   // (set below, from inside the class body).
   let stateIfLock;
@@ -444,47 +443,36 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     mine.held = false;
   }
 
-  /** unlockHeld, on a word found at 2 (CONTENDED): frees it and wakes one waiter. */
+  /**
+   * unlockHeld, on a word found at 2 (CONTENDED): frees it and wakes one
+   * waiter, both in the binding's releaseLock, one native call. A throw
+   * from it (out of stack, at its entry) has changed nothing: the lock is
+   * still held and the caller can retry. In JS, the notify after the
+   * exchange could throw near the stack limit, and so could any step
+   * meant to undo the exchange: the word left free with its waiter asleep.
+   */
   function unlockContended(lock, mine) {
     const i32a = lock.i32a;
     const index = lock.index;
-    let stored = false;
-    try {
-      // Only the holder moves 2 away, so this always succeeds. A
-      // compareExchange, not a store: the recovery below makes the same
-      // call from this frame, so if this one fit, that one fits too (a
-      // store needs less stack: on Node 14 the store fit, the notify and
-      // then the recovery's compareExchange did not, and the word was left
-      // free with its waiter asleep).
-      Atomics.compareExchange(i32a, index, CONTENDED, UNLOCKED);
-      stored = true;
-      mine.held = false;
-      notify(i32a, index, 1);
-    } catch (error) {
-      if (!stored) throw error; // nothing was changed: still held
-      // The notify threw after the store: put the wake-up back where the
-      // next unlock finds it, with no call that could throw again (we
-      // may be out of stack). Take the lock back if it is still free (as
-      // 2), so that this throws with the lock held; or, if another thread
-      // took it meanwhile, make sure the word says 2, so that its unlock
-      // notifies: then the lock was released, and this returns.
-      for (;;) {
-        const now = Atomics.compareExchange(i32a, index, UNLOCKED, CONTENDED);
-        if (now === UNLOCKED) break;
-        if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return;
-      }
-      mine.held = true;
-      // Taken back. Out of stack, the caller retries from lower down
-      // (executeLocked does). Any other failure (a panic in the addon)
-      // would come again on a retry, and executeLocked's caller could
-      // not retry at all: release it, and retry the wake-up from a timer.
-      if (!isStackOverflow(error)) {
-        mine.held = false;
-        Atomics.store(i32a, index, UNLOCKED);
-        passOn(i32a, index, 1);
-      }
-      throw error;
-    }
+    const held = releaseLock(i32a, index, false);
+    mine.held = false;
+    if (held === CONTENDED) return;
+    if (held < kOwed) throw wakeUpOwed(i32a, index, 1);
+    throw notHeldError(); // the word was reset by forceUnlock() meanwhile
+  }
+
+  /**
+   * After a releaseLock that freed the word but whose notify failed twice
+   * (a panic in the addon, which would come again on a retry, and which
+   * executeLocked's caller could not retry at all): the wake-up is passed
+   * on (now, or from a timer); returns the Error the release throws.
+   * (Known gap: should this also run out of stack, before the timer is
+   * set, the wake-up is lost; only the notifier thread could take it over
+   * without JavaScript.)
+   */
+  function wakeUpOwed(i32a, index, count) {
+    passOn(i32a, index, count);
+    return new Error('atomics-waitasync: internal error (panic in the addon): the lock was released; its wake-up is retried');
   }
 
   /**
@@ -503,7 +491,14 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       try {
         ours(waiting);
       } catch (_) {
-        // (out of stack: awaited as it is; this frame must not reject while f still runs)
+        // Out of stack: again from the bottom of the stack, after an await
+        // (awaited as it is, its `then` looked up, it would go through a
+        // program's Promise.prototype.then). Should that fail too, it is
+        // awaited as it is: this frame must not reject while f still runs.
+        await undefined;
+        try {
+          ours(waiting);
+        } catch (_) {}
       }
       return await waiting;
     }
@@ -548,6 +543,12 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @param {number} [index=AsyncLock.INDEX]
      */
     constructor(sab, index) {
+      if (typeof releaseLock !== 'function') {
+        // A binary older than this file (its contended unlock would fail
+        // with the lock held): no lock, rather than one that cannot be
+        // released. waitAsync, wait and notify still work.
+        throw new Error('atomics-waitasync: the loaded binary has no releaseLock: AsyncLock needs a binary of this version (npx atomics-waitasync-build)');
+      }
       let i32a;
       if (sab === undefined) {
         sab = new SharedArrayBuffer(4);
@@ -644,8 +645,9 @@ function createAsyncLock({ wait, waitAsync, notify }) {
       unlockHeld(this, stateOf(this));
     }
 
-    /** `unlock()` under async-mutex's name. */
+    /** `unlock()` under async-mutex's name (through the instance: a subclass's unlock). */
     release() {
+      stateOf(this); // a copy has no unlock(): the TypeError that says why
       this.unlock();
     }
 
@@ -684,6 +686,8 @@ function createAsyncLock({ wait, waitAsync, notify }) {
 
     /** `executeLocked(f, options)` under async-mutex's name. */
     runExclusive(f, options) {
+      // (Not an AsyncLock, a copy that has no executeLocked: rejects, as executeLocked does.)
+      if (stateIfLock(this) === undefined) return lockedAsync(this, kExecute, f, options);
       return this.executeLocked(f, options);
     }
 
@@ -709,6 +713,7 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      * @returns {() => void}
      */
     lockGuard(timeout) {
+      stateOf(this); // a copy has no lock(): the TypeError that says why
       if (!this.lock(timeout)) throw timeoutError(timeout);
       try {
         return makeReleaser(this);
@@ -740,40 +745,14 @@ function createAsyncLock({ wait, waitAsync, notify }) {
      */
     forceUnlock() {
       const mine = stateOf(this);
-      const held = mine.held;
-      let state = -1; // the word as the exchange found it
-      let i32a, index;
-      try {
-        i32a = this.i32a;
-        index = this.index;
-        state = Atomics.exchange(i32a, index, UNLOCKED);
-        mine.held = false;
-        notify(i32a, index, Infinity);
-      } catch (error) {
-        // As in unlock(): near the stack limit. If the word was freed here
-        // and the notify threw, put the lock back (held, as 2) if it is
-        // still free, so that this throws having changed nothing; or, if a
-        // thread took it meanwhile, make sure its unlock notifies.
-        if (state === -1 || state === UNLOCKED) {
-          mine.held = held;
-          throw error;
-        }
-        for (;;) {
-          const now = Atomics.compareExchange(i32a, index, UNLOCKED, CONTENDED);
-          if (now === UNLOCKED) break;
-          if (now === CONTENDED || Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) === LOCKED) return true;
-        }
-        mine.held = held;
-        // As in unlock(): other than out of stack, free it again and pass
-        // the wake-ups on (now, or from a timer).
-        if (!isStackOverflow(error)) {
-          mine.held = false;
-          Atomics.store(i32a, index, UNLOCKED);
-          passOn(i32a, index, Infinity);
-        }
-        throw error;
-      }
-      return state !== UNLOCKED;
+      const i32a = this.i32a;
+      const index = this.index;
+      // Frees the word and wakes every waiter in one native call, as in
+      // unlock(): a throw has changed nothing.
+      const held = releaseLock(i32a, index, true);
+      mine.held = false;
+      if (held < kOwed) throw wakeUpOwed(i32a, index, Infinity);
+      return held !== UNLOCKED;
     }
 
     // Reads `#state` for the functions above, which are outside the class
@@ -781,8 +760,9 @@ function createAsyncLock({ wait, waitAsync, notify }) {
     static stateIfLock(lock) {
       try {
         return lock.#state;
-      } catch (_) {
-        return undefined; // not an AsyncLock of this class (a TypeError)
+      } catch (error) {
+        if (error instanceof TypeError) return undefined; // not an AsyncLock of this class
+        throw error; // (anything else is not an answer)
       }
     }
   }

@@ -145,3 +145,33 @@ pub unsafe fn holds(location: &Location, expected: Expected) -> bool {
     }
   }
 }
+
+/// How [`free_lock_word`] frees an AsyncLock's word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Free {
+  /// unlock() of a word at 2 (CONTENDED): 2 → 0 if it is still 2.
+  Contended,
+  /// forceUnlock(): → 0 whatever it holds.
+  Any,
+}
+
+/// Frees the AsyncLock word at `location` (an Int32Array element; a `Type`
+/// failure otherwise, with nothing done) and returns what it held: the
+/// same sequentially consistent read-modify-write as the lock's own
+/// `Atomics.compareExchange` / `Atomics.exchange` in JS.
+///
+/// # Safety
+/// As [`holds`]: the SharedArrayBuffer behind `location` must be alive.
+pub unsafe fn free_lock_word(location: &Location, how: Free) -> NResult<i32> {
+  if location.element != Element::Int32 {
+    return Err(Failure::Type("typedArray must be an Int32Array".into()));
+  }
+  // SAFETY: as in `holds`, for the i32 of an Int32Array element.
+  let cell = unsafe { AtomicI32::from_ptr(location.key as *mut i32) };
+  Ok(match how {
+    Free::Contended => match cell.compare_exchange(2, 0, Ordering::SeqCst, Ordering::SeqCst) {
+      Ok(held) | Err(held) => held,
+    },
+    Free::Any => cell.swap(0, Ordering::SeqCst),
+  })
+}

@@ -36,7 +36,7 @@ use once_cell::sync::Lazy;
 use self::env::Tsfn;
 use self::env::{Pending, Promise, Settler};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
-use self::memory::{expected, holds, locate, Location};
+use self::memory::{expected, free_lock_word, holds, locate, Free, Location};
 use crate::core::{CoreApi, Slice};
 use crate::registry::Enqueued;
 
@@ -380,6 +380,57 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
   js.number(n as f64)
 }
 
+/// `releaseLock(i32a, index, all)` → what the AsyncLock word held: frees it
+/// and wakes its waiters in one call, so that a release can never stop
+/// half-way with the word free and its waiter asleep (in JS, near the stack
+/// limit, the notify after the exchange could throw, and so could the
+/// steps that undo it). `all` false is unlock() of a word seen at 2:
+/// 2 → 0, then notify 1 (nothing if it no longer held 2: forceUnlock()
+/// reset it); `all` true is forceUnlock(): → 0, then notify all.
+///
+/// A throw means nothing was done. Once the word is written this returns:
+/// what it held, or that minus 2^32 (below any i32) if the notify failed
+/// twice (a panic in the core: the first is retried at once), for
+/// lib/async-lock.js to pass the wake-up on.
+fn release_lock(js: Js, [array, index, all]: [sys::napi_value; 3]) -> NResult<sys::napi_value> {
+  let index = js
+    .f64(index)
+    .map_err(|_| Failure::Type("index must be a number".into()))?;
+  let all = js
+    .bool(all)
+    .map_err(|_| Failure::Type("all must be a boolean".into()))?;
+  let location = locate(js, array, index)?;
+  let (how, count) = if all {
+    (Free::Any, usize::MAX)
+  } else {
+    (Free::Contended, 1)
+  };
+  // SAFETY: `array`, a JS argument of this call, roots the buffer.
+  let held = unsafe { free_lock_word(&location, how) }?;
+  if how == Free::Contended && held != 2 {
+    return js.number(f64::from(held));
+  }
+  // (A panic in the core comes back as Err: nothing here unwinds past the
+  // write. The retry is for one that came before the notify did anything,
+  // as an injected one does. One that interrupted a notify part-way may
+  // make the retry wake one more waiter than asked (a spurious wake-up,
+  // which a lock's waiter takes for one), and loses any async waiter the
+  // first try had already taken off its queue: see `wake::wake`.)
+  let core = core();
+  let woke = core
+    .notify(location.key, count)
+    .or_else(|_| core.notify(location.key, count));
+  js.number(if woke.is_ok() {
+    f64::from(held)
+  } else {
+    f64::from(held) - OWED
+  })
+}
+
+/// What `releaseLock` subtracts from the word's old value when the wake-up
+/// is still owed: 2^32, so that every such result is below any i32.
+const OWED: f64 = 4_294_967_296.0;
+
 thread_local! {
   /// Whether this thread's `takeFastNotify` has handed the kit over (see
   /// there). Per thread and per copy of the binary (each copy has its own
@@ -604,6 +655,7 @@ callbacks! {
   js_wait_done => wait_done;
   js_wait_abandon => wait_abandon;
   js_notify => notify;
+  js_release_lock => release_lock;
   js_take_fast_notify => take_fast_notify;
   js_address_of => address_of;
   js_notify_at => notify_at;
@@ -630,7 +682,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
   // Read-only, so that code that gets the binding after load cannot
   // replace what a later copy of lib/atomics.js would take from it.
-  let functions: [(&str, Callback); 14] = [
+  let functions: [(&str, Callback); 15] = [
     ("takeFastNotify", js_take_fast_notify),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
@@ -638,6 +690,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     ("waitDone", js_wait_done),
     ("waitAbandon", js_wait_abandon),
     ("notify", js_notify),
+    ("releaseLock", js_release_lock),
     ("setKeepAlive", js_set_keep_alive),
     ("cancel", js_cancel),
     ("setSettler", js_set_settler),
