@@ -101,7 +101,10 @@ describe('AsyncLock native calls', function () {
     }
   });
 
-  it("the binding's releaseLock: frees a 2 and wakes one, or all when forced; throws, having done nothing, for any array it would not take", () => {
+  it("the binding's releaseLock: frees a 2 and wakes one, or all when forced; throws, having done nothing, for any array it would not take", async () => {
+    // Before each armed panic: no thread of the addon still retrying (its
+    // notify could take one).
+    const noRetriers = () => until(() => api.waitersForTesting().retriers === 0, 'retrying threads to end');
     const i32a = new Int32Array(new SharedArrayBuffer(8));
     for (const [held, all, after] of [[2, false, 0], [1, false, 1], [0, false, 0], [1, true, 0], [2, true, 0], [0, true, 0]]) {
       i32a[1] = held;
@@ -109,15 +112,16 @@ describe('AsyncLock native calls', function () {
       assert.strictEqual(i32a[1], after, `after ${held}, all: ${all}`);
     }
     // Freed, and then the notify panicked, and its retry too: the old value
-    // minus 2^32 (below any i32), for the lock to pass the wake-up on.
-    const owed = 2 ** 32;
+    // minus 2^32 (below any i32): a thread of the addon retries it.
     for (const [held, all] of [[2, false], [-5, true], [-(2 ** 31), true], [2 ** 31 - 1, true]]) {
+      await noRetriers();
       i32a[1] = held;
       binding.panicForTesting('notify', 2);
-      assert.strictEqual(binding.releaseLock(i32a, 1, all), held - owed);
+      assert.strictEqual(binding.releaseLock(i32a, 1, all), held - 2 ** 32);
       assert.strictEqual(i32a[1], 0);
     }
     // One panic: the retry delivers it.
+    await noRetriers();
     i32a[1] = 2;
     binding.panicForTesting('notify', 1);
     assert.strictEqual(binding.releaseLock(i32a, 1, false), 2);
@@ -155,5 +159,33 @@ describe('AsyncLock native calls', function () {
     const Lock = createAsyncLock({ wait: api.wait, waitAsync: api.waitAsync, notify: api.notify });
     assert.throws(() => new Lock(), { name: 'Error', message: /no releaseLock/ });
     assert.throws(() => Lock.from({ sab: new SharedArrayBuffer(4), index: 0 }), { message: /no releaseLock/ });
+  });
+
+  it("the binding's releaseLock: a wake-up whose notify keeps failing is retried by a thread of the addon, at most 8 at a time; beyond that it is the caller's (review of the releaseLock change)", async () => {
+    await until(() => api.waitersForTesting().retriers === 0, 'earlier retries to end');
+    const words = new Int32Array(new SharedArrayBuffer(4 * 9));
+    const woken = [];
+    const waits = [];
+    for (let i = 0; i < 9; i++) {
+      words[i] = 2;
+      waits.push(api.waitAsync(words, i, 2).value.then(() => woken.push(i)));
+    }
+    const results = [];
+    binding.panicForTesting('notify', 1e6); // every notify in the process, until disarmed
+    try {
+      for (let i = 0; i < 9; i++) results.push(binding.releaseLock(words, i, false));
+      assert.strictEqual(api.waitersForTesting().retriers, 8);
+    } finally {
+      binding.panicForTesting('notify', 0);
+    }
+    assert.deepStrictEqual(results, [...Array(8).fill(2 - 2 ** 32), 2 - 2 ** 33]);
+    assert.deepStrictEqual(Array.from(words), Array(9).fill(0));
+    // Once notifies work again, the threads deliver theirs and end ...
+    await until(() => woken.length === 8 && api.waitersForTesting().retriers === 0, 'the retrying threads');
+    assert.deepStrictEqual(woken.sort(), [0, 1, 2, 3, 4, 5, 6, 7]);
+    // ... and the ninth is still the caller's to pass on.
+    assert.strictEqual(api.waitersForTesting(words, 8).registry, 1);
+    api.notify(words, 8, 1);
+    await Promise.all(waits);
   });
 });

@@ -140,7 +140,14 @@ function lockWithFailingNotify(makeError) {
         const error = makeError();
         if (error instanceof RangeError) throw error;
         // Both of its notifies (it retries once), and only if it notifies;
-        // never left armed for a later, unrelated notify.
+        // never left armed for a later, unrelated notify. Not while a
+        // thread of the addon still retries an earlier one: its notify
+        // could take one of these panics (it ends ~1 ms after notifies
+        // work again).
+        const idle = Date.now() + 5000;
+        while (api.waitersForTesting().retriers !== 0) {
+          if (Date.now() > idle) throw new Error('a retrying thread of the addon did not end');
+        }
         if (all || Atomics.load(i32a, index) === 2) {
           binding.panicForTesting('notify', 2);
           try {

@@ -18,8 +18,8 @@ describe('issue: the notifier thread cannot start', function () {
     const report = JSON.parse(result.stdout);
     assert.strictEqual(report.error && report.error.name, 'Error');
     assert.match(report.error.message, /cannot start the notifier thread/);
-    assert.deepStrictEqual(report.after, { registry: 0, pending: 0, timers: 0 });
+    assert.deepStrictEqual(report.after, { registry: 0, pending: 0, timers: 0, retriers: 0 });
     assert.deepStrictEqual([report.woken, report.value], [1, 'ok']);
-    assert.deepStrictEqual(report.end, { registry: 0, pending: 0, timers: 0 });
+    assert.deepStrictEqual(report.end, { registry: 0, pending: 0, timers: 0, retriers: 0 });
   });
 });

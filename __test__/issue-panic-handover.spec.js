@@ -15,7 +15,7 @@ const assert = require('assert');
 const { fixture, runNodeAsync } = require('./helpers');
 
 const PANICKED = 'atomics-waitasync: internal error (panic in the addon)';
-const empty = { registry: 0, pending: 0, timers: 0 };
+const empty = { registry: 0, pending: 0, timers: 0, retriers: 0 };
 
 async function run(scenario) {
   const r = await runNodeAsync([fixture('panic-handover.js'), scenario]);

@@ -48,7 +48,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     const outcome = lock.executeLocked(async () => {
       waiter = other.acquire();
       await until(() => queued(lock) === 1, 'the waiter to queue');
-      faulty.fail(3); // the unlock, its retry, and one more
+      faulty.fail(1); // the unlock's releaseLock: the word is freed, a thread of the addon retries the wake-up
       return 'ran';
     });
     await assert.rejects(outcome, { message: /panic in the addon/ });
@@ -68,7 +68,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     holder.lock();
     const waiter = lock.acquire();
     await until(() => queued(lock) === 1, 'the waiter to queue');
-    faulty.fail(2);
+    faulty.fail(1);
     assert.throws(() => holder.unlock(), { message: /panic in the addon/ });
     assert.throws(() => holder.unlock(), { code: 'ERR_ASYNC_LOCK_NOT_HELD' });
     const release = await settles(waiter);
@@ -150,6 +150,67 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
       await worker.terminate();
     }
     assert.strictEqual(outcome, 'ran');
+    assert.strictEqual(lock.isLocked(), false);
+  });
+
+  it("with the addon's retrying threads all busy, the unlock passes the wake-up on itself (a timer), and the waiter gets the lock (review of the releaseLock change)", async () => {
+    const { AsyncLock: RealLock } = api;
+    await until(() => api.waitersForTesting().retriers === 0, 'earlier retries to end');
+    const lock = new RealLock();
+    made.push(lock);
+    const holder = new RealLock(lock.sab);
+    holder.lock();
+    let got = false;
+    const waiter = lock.executeLocked(() => (got = true));
+    await until(() => queued(lock) === 1, 'the waiter to queue');
+    // Every notify fails until disarmed: eight other releases take every
+    // retrying thread, so the unlock's wake-up is its own to pass on.
+    const others = new Int32Array(new SharedArrayBuffer(32));
+    binding.panicForTesting('notify', 1e6);
+    try {
+      for (let i = 0; i < 8; i++) {
+        others[i] = 2;
+        binding.releaseLock(others, i, false);
+      }
+      assert.strictEqual(api.waitersForTesting().retriers, 8);
+      assert.throws(() => holder.unlock(), { message: /panic in the addon/ });
+      assert.strictEqual(lock.i32a[0], 0, 'released');
+      assert.strictEqual(queued(lock), 1, 'not woken yet');
+    } finally {
+      binding.panicForTesting('notify', 0);
+    }
+    await waiter; // woken by the unlock's timer once notifies work
+    assert.strictEqual(got, true);
+    assert.strictEqual(lock.isLocked(), false);
+    await until(() => api.waitersForTesting().retriers === 0, 'the retrying threads to end');
+  });
+
+  it("a wake-up whose notify failed while JavaScript cannot even set a timer (out of stack) is still delivered, by a thread of the addon (review of the releaseLock change)", async () => {
+    const lock = new AsyncLock();
+    made.push(lock);
+    const holder = new AsyncLock(lock.sab);
+    holder.lock();
+    let got = false;
+    const waiter = lock.executeLocked(() => (got = true));
+    await until(() => queued(lock) === 1, 'the waiter to queue');
+    // The release's notify panics (twice); passing it on from JavaScript
+    // would notify (which fails) and then set a timer, which cannot be set.
+    faulty.fail(2);
+    const realSetTimeout = global.setTimeout;
+    global.setTimeout = () => {
+      throw new RangeError('Maximum call stack size exceeded');
+    };
+    try {
+      // The release's own error: nothing was passed on from here (that
+      // would have thrown setTimeout's RangeError).
+      assert.throws(() => holder.unlock(), { name: 'Error', message: /panic in the addon/ });
+    } finally {
+      global.setTimeout = realSetTimeout;
+      faulty.fail(0);
+    }
+    assert.strictEqual(lock.i32a[0], 0, 'released');
+    await until(() => got, 'the waiter to get the lock', 3000);
+    await waiter;
     assert.strictEqual(lock.isLocked(), false);
   });
 });

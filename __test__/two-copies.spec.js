@@ -106,7 +106,7 @@ describe('issue: two copies of the package in one process', function () {
     return [a, b, copyPackage(a), copyPackage(b)];
   }
 
-  const empty = { registry: 0, pending: 0, timers: 0 };
+  const empty = { registry: 0, pending: 0, timers: 0, retriers: 0 };
 
   it('a waitAsync through one copy is woken by a notify through the other, in the same thread', async () => {
     const [a, b, binaryA, binaryB] = twoCopies();

@@ -34,7 +34,7 @@ describe('waitAsync in one thread', () => {
     assert.strictEqual(waitersForTesting(ta, 0).registry, 1);
     assert.strictEqual(notify(ta, 0), 1);
     assert.strictEqual(await result.value, 'ok');
-    assert.deepStrictEqual(waitersForTesting(ta, 0), { registry: 0, pending: 0, timers: 0 });
+    assert.deepStrictEqual(waitersForTesting(ta, 0), { registry: 0, pending: 0, timers: 0, retriers: 0 });
   });
 
   it('wakes in FIFO order and returns how many it woke', async () => {

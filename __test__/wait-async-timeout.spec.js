@@ -17,7 +17,7 @@ describe('waitAsync timeouts', () => {
     assert.strictEqual(value, 'timed-out');
     assert.ok(elapsedMs >= 49, `settled after ${elapsedMs} ms`);
     assert.strictEqual(notify(ta, 0), 0);
-    assert.deepStrictEqual(waitersForTesting(ta, 0), { registry: 0, pending: 0, timers: 0 });
+    assert.deepStrictEqual(waitersForTesting(ta, 0), { registry: 0, pending: 0, timers: 0, retriers: 0 });
   });
 
   it('coerces timeouts: NaN and undefined wait forever, strings and objects become numbers', async () => {

@@ -157,7 +157,7 @@ describe('waitAsync promises in worker threads', function () {
     `);
     assert.deepStrictEqual(r, {
       failed: true,
-      after: { registry: 1, pending: 1, timers: r.after.timers },
+      after: { registry: 1, pending: 1, timers: r.after.timers, retriers: 0 },
       woken: 1,
       value: 'ok',
       timers: 0,

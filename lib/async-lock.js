@@ -67,8 +67,11 @@ const LOCKED = 1;
 const CONTENDED = 2;
 
 // The binding's releaseLock answers below this (the old value minus 2^32)
-// when it freed the word but could not deliver the wake-up.
-const kOwed = -0x80000000;
+// when it freed the word but could not deliver the wake-up: a thread of the
+// addon delivers it later; and below kOwed (minus 2^33) when none could,
+// and the caller must pass it on.
+const kLater = -(2 ** 31);
+const kOwed = -(2 ** 32) - 2 ** 31;
 
 // How many times a blocking lock() re-reads a held word before it queues.
 // A critical section of a few hundred nanoseconds ends while we look, and
@@ -457,21 +460,21 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
     const held = releaseLock(i32a, index, false);
     mine.held = false;
     if (held === CONTENDED) return;
-    if (held < kOwed) throw wakeUpOwed(i32a, index, 1);
+    if (held < kLater) throw wakeUpLater(i32a, index, 1, held);
     throw notHeldError(); // the word was reset by forceUnlock() meanwhile
   }
 
   /**
    * After a releaseLock that freed the word but whose notify failed twice
    * (a panic in the addon, which would come again on a retry, and which
-   * executeLocked's caller could not retry at all): the wake-up is passed
-   * on (now, or from a timer); returns the Error the release throws.
-   * (Known gap: should this also run out of stack, before the timer is
-   * set, the wake-up is lost; only the notifier thread could take it over
-   * without JavaScript.)
+   * executeLocked's caller could not retry at all): a thread of the addon
+   * retries the wake-up, or, where it could not start one, it is passed on
+   * from here (now, or from a timer). Returns the Error the release throws.
+   * (Known gap in that last case only: should this also run out of stack
+   * before the timer is set, the wake-up is lost.)
    */
-  function wakeUpOwed(i32a, index, count) {
-    passOn(i32a, index, count);
+  function wakeUpLater(i32a, index, count, held) {
+    if (held < kOwed) passOn(i32a, index, count);
     return new Error('atomics-waitasync: internal error (panic in the addon): the lock was released; its wake-up is retried');
   }
 
@@ -751,7 +754,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
       // unlock(): a throw has changed nothing.
       const held = releaseLock(i32a, index, true);
       mine.held = false;
-      if (held < kOwed) throw wakeUpOwed(i32a, index, Infinity);
+      if (held < kLater) throw wakeUpLater(i32a, index, Infinity, held);
       return held !== UNLOCKED;
     }
 

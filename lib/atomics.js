@@ -498,11 +498,12 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
 
   /**
    * Test-only: waiters in the registry (on one element, or in all),
-   * this thread's pending async waits, deadlines held by the notifier.
+   * this thread's pending async waits, deadlines held by the notifier,
+   * threads retrying a failed wake-up (an AsyncLock release's).
    */
   function waitersForTesting(typedArray, index) {
-    const [registry, pending, timers] = binding.countsForTesting(typedArray, index);
-    return { registry, pending, timers };
+    const [registry, pending, timers, retriers] = binding.countsForTesting(typedArray, index);
+    return { registry, pending, timers, retriers };
   }
 
   return { waitAsync, wait, notify, ref, unref, waitersForTesting };

@@ -29,7 +29,7 @@
 //!   deadline passed takes itself off its queue; if a notify took it
 //!   first, the notify owns the outcome ("ok") and its unpark is imminent.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -66,7 +66,20 @@ pub struct Core<S> {
   /// to look.
   panic_in: std::sync::Mutex<Option<(String, u32)>>,
   armed: AtomicBool,
+  /// Threads retrying a wake-up whose notify failed
+  /// ([`CoreApi::notify_later`]), at most [`RETRIERS`].
+  retriers: AtomicUsize,
 }
+
+/// The most threads [`CoreApi::notify_later`] runs at once: a notify fails
+/// only through a bug, and one that always fails must not keep making
+/// threads.
+pub const RETRIERS: usize = 8;
+
+/// How long a [`CoreApi::notify_later`] thread first waits before it tries
+/// again, doubled after each failure up to [`RETRY_NOTIFY_MAX`].
+const RETRY_NOTIFY_FIRST: Duration = Duration::from_millis(1);
+const RETRY_NOTIFY_MAX: Duration = Duration::from_secs(1);
 
 impl<S: Signal + Send + Sync + 'static> Core<S> {
   pub fn new(before_timer_start: fn()) -> Self {
@@ -78,6 +91,7 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
       fail_timer_start: AtomicBool::new(false),
       panic_in: std::sync::Mutex::new(None),
       armed: AtomicBool::new(false),
+      retriers: AtomicUsize::new(0),
     }
   }
 
@@ -293,6 +307,18 @@ pub trait CoreApi<S>: Sync {
   /// Passes on wake-ups nobody will see (see [`wake::pass_on`]).
   fn pass_on(&'static self, keys: &mut dyn Iterator<Item = usize>) -> Guarded<()>;
 
+  /// A wake-up whose notify of `key` (for `count` waiters) failed, which
+  /// the caller cannot pass on itself (AsyncLock's release, which has freed
+  /// its word, and may be out of JavaScript stack): a thread of the core
+  /// tries the notify again, 1 ms later and then backing off to once a
+  /// second, until one returns. False, with nothing done, if no such thread
+  /// can run ([`RETRIERS`] already do, or the system refuses one). (It
+  /// keeps the key only, not the memory: should the waiters it was for be
+  /// gone and another buffer reuse the address before a notify returns,
+  /// it wakes that buffer's waiters instead. It takes a bug in the core,
+  /// which made the notify fail, to get here.)
+  fn notify_later(&'static self, key: usize, count: usize) -> Guarded<bool>;
+
   /// Queues a sync waiter on `key` with a timeout of `timeout_ms` (>= 0;
   /// +∞ for none), if `still_expected()` holds under the bucket lock;
   /// `None` for "not-equal". It parks on `parker`, the calling thread's
@@ -333,6 +359,9 @@ pub trait CoreApi<S>: Sync {
 
   /// Deadlines the notifier thread holds.
   fn deadlines(&'static self) -> Guarded<usize>;
+
+  /// Threads of [`notify_later`](Self::notify_later) still retrying.
+  fn retriers(&'static self) -> Guarded<usize>;
 
   /// The registry's "may be waiting" counts ([`Registry::may_wait_counts`]),
   /// for readers outside Rust: every copy of the package reads the owner's.
@@ -445,6 +474,37 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     wake::pass_on(&self.registry, &|at, id| self.cancel_deadline(at, id), keys);
   }
 
+  fn notify_later(&'static self, key: usize, count: usize) -> bool {
+    // The thread runs this copy's code, as the notifier thread does. (First:
+    // a panic in here must not leave a retrier counted.)
+    (self.before_timer_start)();
+    if self.retriers.fetch_add(1, Ordering::Relaxed) >= RETRIERS {
+      self.retriers.fetch_sub(1, Ordering::Relaxed);
+      return false;
+    }
+    let retry = move || {
+      let mut wait = RETRY_NOTIFY_FIRST;
+      loop {
+        std::thread::sleep(wait);
+        // Guarded: a panic comes back as Err, and is tried again.
+        if CoreApi::notify(self, key, count).is_ok() {
+          break;
+        }
+        wait = (wait * 2).min(RETRY_NOTIFY_MAX);
+      }
+      self.retriers.fetch_sub(1, Ordering::Relaxed);
+    };
+    let spawned = std::thread::Builder::new()
+      .name("atomics-waitasync-retry".into())
+      .stack_size(256 * 1024)
+      .spawn(retry);
+    if spawned.is_err() {
+      self.retriers.fetch_sub(1, Ordering::Relaxed);
+      return false;
+    }
+    true
+  }
+
   fn enqueue_sync(
     &'static self,
     key: usize,
@@ -554,6 +614,10 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     self.guarded("pass_on", || Core::pass_on(self, keys))
   }
 
+  fn notify_later(&'static self, key: usize, count: usize) -> Guarded<bool> {
+    self.guarded("notify_later", || Core::notify_later(self, key, count))
+  }
+
   fn enqueue_sync(
     &'static self,
     key: usize,
@@ -592,6 +656,10 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
 
   fn deadlines(&'static self) -> Guarded<usize> {
     self.guarded("deadlines", || Core::deadlines(self))
+  }
+
+  fn retriers(&'static self) -> Guarded<usize> {
+    self.guarded("retriers", || self.retriers.load(Ordering::Relaxed))
   }
 
   fn may_wait_counts(&'static self) -> Guarded<(*const u32, usize)> {

@@ -627,3 +627,36 @@ fn a_sync_waiter_behind_a_panic_in_notify_still_wakes() {
     .expect("the sync waiter is still asleep after 10 s");
   assert_eq!(end, Ok(Some(Slice::Woken { key: KEY })));
 }
+
+/// A wake-up whose notify failed, handed to the core (an AsyncLock release
+/// that has freed its word): a thread of the core retries the notify,
+/// backing off, until one returns; at most `RETRIERS` such threads at once.
+#[test]
+fn notify_later_retries_until_a_notify_returns() {
+  use atomics_waitasync::core::RETRIERS;
+  let core = core();
+  let env = env();
+  queue(core, &env, 0, f64::INFINITY);
+  core.panic_for_testing("notify", 3).unwrap();
+  assert_eq!(core.notify_later(KEY, 1), Ok(true));
+  // (A notify takes the waiter off its queue before it delivers it: wait
+  // for the delivery.)
+  let mut woken = Vec::new();
+  until("the retrying thread to wake it", || {
+    core.drain(&env, &mut woken).unwrap();
+    !woken.is_empty()
+  });
+  assert_eq!(woken.len(), 1);
+  assert_eq!(core.waiters(None).unwrap(), 0);
+  until("the thread to end", || core.retriers().unwrap() == 0);
+
+  // Every notify failing: RETRIERS threads, then no more.
+  core.panic_for_testing("notify", u32::MAX).unwrap();
+  for _ in 0..RETRIERS {
+    assert_eq!(core.notify_later(KEY, 1), Ok(true));
+  }
+  assert_eq!(core.notify_later(KEY, 1), Ok(false));
+  assert_eq!(core.retriers(), Ok(RETRIERS));
+  core.panic_for_testing("notify", 0).unwrap();
+  until("every thread to end", || core.retriers().unwrap() == 0);
+}

@@ -388,10 +388,12 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
 /// 2 → 0, then notify 1 (nothing if it no longer held 2: forceUnlock()
 /// reset it); `all` true is forceUnlock(): → 0, then notify all.
 ///
-/// A throw means nothing was done. Once the word is written this returns:
-/// what it held, or that minus 2^32 (below any i32) if the notify failed
-/// twice (a panic in the core: the first is retried at once), for
-/// lib/async-lock.js to pass the wake-up on.
+/// A throw means nothing was done. Once the word is written this returns
+/// what it held, if the notify returned; if it failed (a panic in the core)
+/// and then its retry too, what it held minus [`HANDED`] when a thread of
+/// the core retries it from now on (`CoreApi::notify_later`: no JavaScript
+/// needed, which may be out of stack), or minus [`OWED`] when none could,
+/// for lib/async-lock.js to pass the wake-up on. Both are below any i32.
 fn release_lock(js: Js, [array, index, all]: [sys::napi_value; 3]) -> NResult<sys::napi_value> {
   let index = js
     .f64(index)
@@ -422,14 +424,20 @@ fn release_lock(js: Js, [array, index, all]: [sys::napi_value; 3]) -> NResult<sy
     .or_else(|_| core.notify(location.key, count));
   js.number(if woke.is_ok() {
     f64::from(held)
+  } else if core.notify_later(location.key, count) == Ok(true) {
+    f64::from(held) - HANDED
   } else {
     f64::from(held) - OWED
   })
 }
 
-/// What `releaseLock` subtracts from the word's old value when the wake-up
-/// is still owed: 2^32, so that every such result is below any i32.
-const OWED: f64 = 4_294_967_296.0;
+/// What `releaseLock` subtracts from the word's old value when its wake-up
+/// went to the core's retrying thread: 2^32, so that every such result is
+/// below any i32 (and above any minus [`OWED`]).
+const HANDED: f64 = 4_294_967_296.0;
+
+/// What `releaseLock` subtracts when the caller owes the wake-up: 2^33.
+const OWED: f64 = 8_589_934_592.0;
 
 thread_local! {
   /// Whether this thread's `takeFastNotify` has handed the kit over (see
@@ -599,7 +607,13 @@ fn counts_for_testing(js: Js, [array, index]: [sys::napi_value; 2]) -> NResult<s
   };
   let waiters = core().waiters(key)?;
   let timers = core().deadlines()?;
-  js.numbers(&[waiters as f64, pending as f64, timers as f64])
+  let retriers = core().retriers()?;
+  js.numbers(&[
+    waiters as f64,
+    pending as f64,
+    timers as f64,
+    retriers as f64,
+  ])
 }
 
 /// Test-only: settling the next chunk of outcomes in this env fails after
