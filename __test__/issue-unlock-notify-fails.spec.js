@@ -26,6 +26,21 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     return release;
   }
 
+  /**
+   * A lock of class `Lock` that another instance (`holder`) holds, with an
+   * executeLocked of `lock` queued behind it; `ran()` says whether its f ran.
+   */
+  async function heldWithWaiter(Lock) {
+    const lock = new Lock();
+    made.push(lock);
+    const holder = new Lock(lock.sab);
+    holder.lock();
+    let got = false;
+    const waiter = lock.executeLocked(() => (got = true));
+    await until(() => queued(lock) === 1, 'the waiter to queue');
+    return { lock, holder, ran: () => got, waiter };
+  }
+
   // Every lock a test made: should it fail, its sleepers are let go, so that
   // no pending wait keeps the process alive.
   let made = [];
@@ -154,15 +169,8 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
   });
 
   it("with the addon's retrying threads all busy, the unlock passes the wake-up on itself (a timer), and the waiter gets the lock (review of the releaseLock change)", async () => {
-    const { AsyncLock: RealLock } = api;
     await until(() => api.waitersForTesting().retriers === 0, 'earlier retries to end');
-    const lock = new RealLock();
-    made.push(lock);
-    const holder = new RealLock(lock.sab);
-    holder.lock();
-    let got = false;
-    const waiter = lock.executeLocked(() => (got = true));
-    await until(() => queued(lock) === 1, 'the waiter to queue');
+    const { lock, holder, ran, waiter } = await heldWithWaiter(api.AsyncLock);
     // Every notify fails until disarmed: eight other releases take every
     // retrying thread, so the unlock's wake-up is its own to pass on.
     const others = new Int32Array(new SharedArrayBuffer(32));
@@ -180,19 +188,13 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
       binding.panicForTesting('notify', 0);
     }
     await waiter; // woken by the unlock's timer once notifies work
-    assert.strictEqual(got, true);
+    assert.strictEqual(ran(), true);
     assert.strictEqual(lock.isLocked(), false);
     await until(() => api.waitersForTesting().retriers === 0, 'the retrying threads to end');
   });
 
   it("a wake-up whose notify failed while JavaScript cannot even set a timer (out of stack) is still delivered, by a thread of the addon (review of the releaseLock change)", async () => {
-    const lock = new AsyncLock();
-    made.push(lock);
-    const holder = new AsyncLock(lock.sab);
-    holder.lock();
-    let got = false;
-    const waiter = lock.executeLocked(() => (got = true));
-    await until(() => queued(lock) === 1, 'the waiter to queue');
+    const { lock, holder, ran, waiter } = await heldWithWaiter(AsyncLock);
     // The release's notify panics (twice); passing it on from JavaScript
     // would notify (which fails) and then set a timer, which cannot be set.
     faulty.fail(2);
@@ -209,7 +211,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
       faulty.fail(0);
     }
     assert.strictEqual(lock.i32a[0], 0, 'released');
-    await until(() => got, 'the waiter to get the lock', 3000);
+    await until(ran, 'the waiter to get the lock', 3000);
     await waiter;
     assert.strictEqual(lock.isLocked(), false);
   });

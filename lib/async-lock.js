@@ -448,34 +448,40 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
 
   /**
    * unlockHeld, on a word found at 2 (CONTENDED): frees it and wakes one
-   * waiter, both in the binding's releaseLock, one native call. A throw
-   * from it (out of stack, at its entry) has changed nothing: the lock is
-   * still held and the caller can retry. In JS, the notify after the
-   * exchange could throw near the stack limit, and so could any step
-   * meant to undo the exchange: the word left free with its waiter asleep.
+   * waiter (releaseWord).
    */
   function unlockContended(lock, mine) {
-    const i32a = lock.i32a;
-    const index = lock.index;
-    const held = releaseLock(i32a, index, false);
-    mine.held = false;
-    if (held === CONTENDED) return;
-    if (held < kLater) throw wakeUpLater(i32a, index, 1, held);
-    throw notHeldError(); // the word was reset by forceUnlock() meanwhile
+    if (releaseWord(lock.i32a, lock.index, mine, false) !== CONTENDED) {
+      throw notHeldError(); // the word was reset by forceUnlock() meanwhile
+    }
   }
 
   /**
-   * After a releaseLock that freed the word but whose notify failed twice
-   * (a panic in the addon, which would come again on a retry, and which
-   * executeLocked's caller could not retry at all): a thread of the addon
-   * retries the wake-up, or, where it could not start one, it is passed on
-   * from here (now, or from a timer). Returns the Error the release throws.
-   * (Known gap in that last case only: should this also run out of stack
-   * before the timer is set, the wake-up is lost.)
+   * Frees the word and wakes one waiter (`all` false: unlock() of a word
+   * seen at 2, 2 → 0) or every waiter (`all` true: forceUnlock(), → 0),
+   * both in the binding's releaseLock, one native call, and returns what
+   * the word held. A throw from releaseLock (out of stack, at its entry)
+   * has changed nothing: the lock is still held and the caller can retry.
+   * In JS, the notify after the exchange could throw near the stack
+   * limit, and so could any step meant to undo the exchange: the word
+   * left free with its waiter asleep.
+   *
+   * If its notify failed twice (a panic in the addon, which would come
+   * again on a retry, and which executeLocked's caller could not retry at
+   * all), the word is free all the same, and this throws: a thread of the
+   * addon retries the wake-up, or, where it could not start one, it is
+   * passed on from here (now, or from a timer). (Known gap in that last
+   * case only: should this also run out of stack before the timer is set,
+   * the wake-up is lost.)
    */
-  function wakeUpLater(i32a, index, count, held) {
-    if (held < kOwed) passOn(i32a, index, count);
-    return new Error('atomics-waitasync: internal error (panic in the addon): the lock was released; its wake-up is retried');
+  function releaseWord(i32a, index, mine, all) {
+    const held = releaseLock(i32a, index, all);
+    mine.held = false;
+    if (held < kLater) {
+      if (held < kOwed) passOn(i32a, index, all ? Infinity : 1);
+      throw new Error('atomics-waitasync: internal error (panic in the addon): the lock was released; its wake-up is retried');
+    }
+    return held;
   }
 
   /**
@@ -748,14 +754,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
      */
     forceUnlock() {
       const mine = stateOf(this);
-      const i32a = this.i32a;
-      const index = this.index;
-      // Frees the word and wakes every waiter in one native call, as in
-      // unlock(): a throw has changed nothing.
-      const held = releaseLock(i32a, index, true);
-      mine.held = false;
-      if (held < kLater) throw wakeUpLater(i32a, index, Infinity, held);
-      return held !== UNLOCKED;
+      return releaseWord(this.i32a, this.index, mine, true) !== UNLOCKED;
     }
 
     // Reads `#state` for the functions above, which are outside the class

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use once_cell::sync::OnceCell;
 
 use crate::deadline::{deadline_after, When};
-use crate::handshake::Due;
+use crate::handshake::{self, Due};
 use crate::parker::Parker;
 use crate::registry::{Enqueued, Registry, WaiterId};
 use crate::sync_wait;
@@ -75,11 +75,6 @@ pub struct Core<S> {
 /// only through a bug, and one that always fails must not keep making
 /// threads.
 pub const RETRIERS: usize = 8;
-
-/// How long a [`CoreApi::notify_later`] thread first waits before it tries
-/// again, doubled after each failure up to [`RETRY_NOTIFY_MAX`].
-const RETRY_NOTIFY_FIRST: Duration = Duration::from_millis(1);
-const RETRY_NOTIFY_MAX: Duration = Duration::from_secs(1);
 
 impl<S: Signal + Send + Sync + 'static> Core<S> {
   pub fn new(before_timer_start: fn()) -> Self {
@@ -310,8 +305,9 @@ pub trait CoreApi<S>: Sync {
   /// A wake-up whose notify of `key` (for `count` waiters) failed, which
   /// the caller cannot pass on itself (AsyncLock's release, which has freed
   /// its word, and may be out of JavaScript stack): a thread of the core
-  /// tries the notify again, 1 ms later and then backing off to once a
-  /// second, until one returns. False, with nothing done, if no such thread
+  /// tries the notify again, backing off as the notifier does with a
+  /// deadline that failed (`handshake::RETRY_FIRST`, doubling up to
+  /// `handshake::RETRY_MAX`), until one returns. False, with nothing done, if no such thread
   /// can run ([`RETRIERS`] already do, or the system refuses one). (It
   /// keeps the key only, not the memory: should the waiters it was for be
   /// gone and another buffer reuse the address before a notify returns,
@@ -482,15 +478,16 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
       self.retriers.fetch_sub(1, Ordering::Relaxed);
       return false;
     }
+    // Backing off as the notifier does with a deadline that failed.
     let retry = move || {
-      let mut wait = RETRY_NOTIFY_FIRST;
+      let mut wait = Duration::from_nanos(handshake::RETRY_FIRST);
       loop {
         std::thread::sleep(wait);
         // Guarded: a panic comes back as Err, and is tried again.
         if CoreApi::notify(self, key, count).is_ok() {
           break;
         }
-        wait = (wait * 2).min(RETRY_NOTIFY_MAX);
+        wait = (wait * 2).min(Duration::from_nanos(handshake::RETRY_MAX));
       }
       self.retriers.fetch_sub(1, Ordering::Relaxed);
     };

@@ -138,10 +138,14 @@ fn spin_adapts_to_whether_it_finds_its_wake_up() {
   assert_eq!(parker.spin_limit_for_testing(), SPIN_MAX);
   assert!(!parker.spin(None), "nobody unparked it");
   assert_eq!(parker.spin_limit_for_testing(), SPIN_MAX / 2);
+  // A new wait whose spin finds nothing.
+  let spin_in_vain = || {
+    parker.reset();
+    assert!(!parker.spin(None), "nobody unparked it");
+  };
   let mut waits = 1;
   while parker.spin_limit_for_testing() > SPIN_MIN {
-    parker.reset();
-    assert!(!parker.spin(None));
+    spin_in_vain();
     waits += 1;
     assert!(
       waits < SPIN_PROBE_EVERY,
@@ -153,8 +157,7 @@ fn spin_adapts_to_whether_it_finds_its_wake_up() {
   // of 81c43ff: it halved its own whole, so the next spins were long again).
   let mut at_min = 0;
   while parker.spin_limit_for_testing() == SPIN_MIN {
-    parker.reset();
-    assert!(!parker.spin(None));
+    spin_in_vain();
     at_min += 1;
     assert!(
       at_min < SPIN_PROBE_EVERY,
@@ -175,8 +178,7 @@ fn spin_adapts_to_whether_it_finds_its_wake_up() {
     SPIN_MAX,
     "a short wait used the probe up"
   );
-  parker.reset();
-  assert!(!parker.spin(None));
+  spin_in_vain();
   assert_eq!(
     parker.spin_limit_for_testing(),
     SPIN_MIN,

@@ -134,7 +134,7 @@ pub struct EnvState {
   /// `last_array`: an array becomes `last_array` on its second miss in a
   /// row, so that calls alternating between arrays do not make and delete
   /// a reference each.
-  pub missed_array: Option<usize>,
+  missed_array: Option<usize>,
   /// The reference of the last buffer whose pending waits all ended, made
   /// weak rather than deleted, with its base address: the next wait on
   /// that buffer makes it strong again instead of creating a reference
@@ -241,6 +241,13 @@ impl EnvState {
       self.buffers.insert(base, held);
     }
     Ok(())
+  }
+
+  /// Ends a run of `waitAsync` misses (any call does: a hit ends it, a
+  /// miss passes what it took to [`missed_array`](Self::missed_array)):
+  /// the array the last call missed on, if it did.
+  pub fn take_missed_array(&mut self) -> Option<usize> {
+    self.missed_array.take()
   }
 
   /// `waitAsync` found `array` (described as `described`) without

@@ -194,7 +194,7 @@ fn locate_cached(
   index: f64,
 ) -> NResult<Location> {
   // (A hit also ends a run of misses: see `EnvState::missed_array`.)
-  let (last, missed) = cell.with(|state| Ok((state.last_array, state.missed_array.take())))?;
+  let (last, missed) = cell.with(|state| Ok((state.last_array, state.take_missed_array())))?;
   if let Some((reference, described)) = last {
     // (Gone: the array was collected, so `array` is another.) An index
     // beyond the length it had then: it may have grown since.
