@@ -11,12 +11,19 @@
 // count would depend on the clock. So both workers first block in the
 // built-in Atomics.wait on another slot (the same for both
 // implementations, no slices) until main has seen both ready.
+//
+// Each worker's wait either sleeps until woken or finds the value changed
+// already ("not-equal"), depending on how the threads interleave; the case
+// reports how many of each in the measured rounds (`paths`), since the
+// count per round trip depends on them (docs/performance.md).
 
 const { Worker, isMainThread, workerData, parentPort } = require('worker_threads');
 const { once } = require('events');
 const o = require('../lib/ops');
 
-const WARMUP = 500;
+// Long enough that the JIT is done before the measured rounds (see
+// ping-pong.js: with 500, TurboFan compiled inside the measured part).
+const WARMUP = 20000;
 const VALUE = 0; // the slot the round trips use
 const GO = 16; // the start line, on its own cache line
 
@@ -26,14 +33,18 @@ if (isMainThread) {
     const rounds = WARMUP + ops; // the workers warm up with the first WARMUP
     const peers = [0, 1].map((side) => new Worker(__filename, { workerData: { impl: name, sab: ia.buffer, side, rounds } }));
     await Promise.all(peers.map((peer) => once(peer, 'message')));
-    // Side 0 reports the wall time of the measured rounds (for --wall).
-    const measured = once(peers[0], 'message');
+    // Each reports how its waits went in the measured rounds, and side 0
+    // the wall time of those rounds (for --wall).
+    const reports = peers.map((peer) => once(peer, 'message'));
     Atomics.store(ia, GO, 1);
     Atomics.notify(ia, GO);
     await Promise.all(peers.map((peer) => once(peer, 'exit')));
-    o.addMeasured((await measured)[0]);
+    const [[first], [second]] = await Promise.all(reports);
+    o.addMeasured(first.ns);
     o.check(Atomics.load(ia, VALUE) === 2 * rounds, `ended at ${2 * rounds}`);
-    return {};
+    return {
+      paths: { workerSlept: first.slept + second.slept, workerNotEqual: first.notEqual + second.notEqual },
+    };
   });
 } else {
   const impl = o.load(workerData.impl);
@@ -46,18 +57,29 @@ if (isMainThread) {
   const last = 2 * rounds;
   const measuredFrom = 2 * (rounds - ops(rounds));
   let start = null;
+  // Waits that slept ("ok") and that returned "not-equal": counted from the
+  // first round, so that the measured part runs no code the warm-up did not
+  // (code first run there deoptimizes TurboFan's), and taken at its start.
+  const counts = [0, 0];
+  let before = null;
   for (;;) {
     const v = Atomics.load(ia, VALUE);
-    if (start === null && v >= measuredFrom) start = process.hrtime.bigint();
+    if (start === null && v >= measuredFrom) {
+      start = process.hrtime.bigint();
+      before = counts.slice();
+    }
     if (v >= last) break;
     if (v % 2 === side) {
       Atomics.store(ia, VALUE, v + 1);
       impl.notify(ia, VALUE, 1);
     } else {
-      impl.wait(ia, VALUE, v);
+      const outcome = impl.wait(ia, VALUE, v);
+      counts[outcome === 'not-equal' ? 1 : 0]++;
     }
   }
-  if (side === 0) parentPort.postMessage(start === null ? 0 : Number(process.hrtime.bigint() - start));
+  const ns = start === null ? 0 : Number(process.hrtime.bigint() - start);
+  const [slept, notEqual] = before === null ? [0, 0] : [counts[0] - before[0], counts[1] - before[1]];
+  parentPort.postMessage({ ns, slept, notEqual });
 }
 
 /** The measured rounds of `rounds` (the first WARMUP warm up). */

@@ -108,12 +108,14 @@ function run(main) {
  * The worker side of a ping-pong (benchmark/cases/ping-pong.js and
  * benchmark/instructions/ping-pong.js): waits on ia[0]; an odd value is a
  * ping, answered with the next (even) value and a notify; a negative value
- * ends it.
+ * ends it. `counts`, if given, counts the waits that slept ([0], "ok") and
+ * those that found the value changed already ([1], "not-equal").
  */
-function echo(impl, ia) {
+function echo(impl, ia, counts) {
   let seen = 0;
   for (;;) {
-    impl.wait(ia, 0, seen); // returns once ia[0] !== seen
+    const outcome = impl.wait(ia, 0, seen); // returns once ia[0] !== seen
+    if (counts !== undefined) counts[outcome === 'not-equal' ? 1 : 0]++;
     const v = Atomics.load(ia, 0);
     if (v < 0) return;
     if (v % 2 === 1) {

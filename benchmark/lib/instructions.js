@@ -11,7 +11,9 @@
 //     node --single-threaded <case> --impl <impl> --ops N
 // and again with --ops 0 (same program, same set-up and warm-up), read the
 // "Collected :" total valgrind prints, subtract, divide by N. The whole
-// process is counted, every thread (callgrind runs them one at a time);
+// process is counted, every thread (callgrind runs them one at a time; for
+// the two cases with threads, --separate-threads=yes also gives the main
+// thread's part, and the case reports how its waits went);
 // --single-threaded turns off V8's background compiler and GC threads, so
 // that their work is not scheduled differently from run to run. Each
 // measurement is made twice (--reps) to show how well it repeats. One
@@ -39,8 +41,8 @@ const CASES = [
   { id: 'notify-idle', file: 'notify-idle', ops: 200000, what: 'notify, nobody waiting' },
   { id: 'wait-async-settle', file: 'wait-async-settle', ops: 10000, what: 'waitAsync pending → notify → await, per waiter' },
   { id: 'lock-uncontended', file: 'lock-uncontended', ops: 50000, what: 'await executeLocked(f), uncontended (native: the V8 post\'s lock)' },
-  { id: 'ping-pong', file: 'ping-pong', ops: 10000, what: 'main waitAsync ⇄ worker wait, per round trip' },
-  { id: 'worker-ping-pong', file: 'worker-ping-pong', ops: 25000, what: 'worker wait ⇄ worker wait, per round trip' },
+  { id: 'ping-pong', file: 'ping-pong', ops: 10000, threads: true, what: 'main waitAsync ⇄ worker wait, per round trip' },
+  { id: 'worker-ping-pong', file: 'worker-ping-pong', ops: 25000, threads: true, what: 'worker wait ⇄ worker wait, per round trip' },
   { id: 'many-elements', file: 'many-elements', ops: 20000, what: '1,000 elements, one waiter each: notify + settle, per waiter' },
   { id: 'notify-growth-0', file: 'notify-growth', ops: 200000, param: 0, what: 'notify, nobody waiting; 0 waiters pending elsewhere' },
   { id: 'notify-growth-10k', file: 'notify-growth', ops: 200000, param: 10000, what: '… 10,000 waiters pending on other elements' },
@@ -127,13 +129,20 @@ function v8Flags(node) {
   return ['--single-threaded', '--hash-seed=1', '--random-seed=1'].filter((f) => has(f.split('=')[0]));
 }
 
-/** Runs one case program under callgrind; returns its instruction total. */
+/**
+ * Runs one case program under callgrind; returns its instruction total,
+ * and for a case with `threads`, the main thread's part and the case's
+ * `paths`.
+ */
 function count(node, flags, c, impl, ops) {
   const log = path.join(os.tmpdir(), `instructions-${process.pid}.log`);
+  // Per-thread output files (<prefix>-01 is the main thread), read and
+  // removed below; otherwise no output file at all.
+  const prefix = path.join(os.tmpdir(), `instructions-${process.pid}.cg`);
   const file = path.join(__dirname, '..', 'instructions', c.file + '.js');
   const args = [
     '--tool=callgrind',
-    '--callgrind-out-file=/dev/null',
+    ...(c.threads ? ['--separate-threads=yes', `--callgrind-out-file=${prefix}`] : ['--callgrind-out-file=/dev/null']),
     '--dump-instr=no',
     `--log-file=${log}`,
     node,
@@ -156,6 +165,7 @@ function count(node, flags, c, impl, ops) {
   });
   const text = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
   fs.rmSync(log, { force: true });
+  const threads = c.threads ? threadTotals(prefix) : null;
   const seconds = (Date.now() - started) / 1000;
   const lines = (child.stdout || '').trim().split('\n');
   let result = null;
@@ -165,12 +175,32 @@ function count(node, flags, c, impl, ops) {
     // reported below
   }
   const collected = /Collected : (\d+)/.exec(text);
-  if (child.status !== 0 || !result || !collected) {
+  const main = threads === null ? undefined : threads.get('01');
+  if (child.status !== 0 || !result || !collected || main === null) {
     const why = child.error ? child.error.message : `exit ${child.status}, signal ${child.signal}`;
     throw new Error(`${c.id} --impl ${impl} --ops ${ops}: ${why}\n${child.stderr}\n${text.slice(-2000)}`);
   }
   if (result.unsupported) return { unsupported: result.unsupported, seconds };
-  return { instructions: Number(collected[1]), seconds };
+  return { instructions: Number(collected[1]), main, paths: result.paths, seconds };
+}
+
+/**
+ * The instruction total of each thread in callgrind's per-thread files
+ * `<prefix>-NN` (thread number → total), which it removes; the main
+ * thread's is null if its file is missing.
+ */
+function threadTotals(prefix) {
+  const dir = path.dirname(prefix);
+  const base = path.basename(prefix) + '-';
+  const totals = new Map([['01', null]]);
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.startsWith(base)) continue;
+    const full = path.join(dir, name);
+    const summary = /^summary: (\d+)$/m.exec(fs.readFileSync(full, 'utf8'));
+    fs.rmSync(full, { force: true });
+    if (summary) totals.set(name.slice(base.length), Number(summary[1]));
+  }
+  return totals;
 }
 
 /** Every repetition of one case: instructions per op, by implementation. */
@@ -186,10 +216,18 @@ function measure(node, flags, c, reps) {
       }
       const empty = count(node, flags, c, impl, 0);
       const perOp = (full.instructions - empty.instructions) / c.ops;
-      row[impl].push({ perOp, full: full.instructions, empty: empty.instructions });
+      const run = { perOp, full: full.instructions, empty: empty.instructions };
+      if (c.threads) {
+        // The main thread's part of perOp, and how the measured waits went.
+        run.mainPerOp = (full.main - empty.main) / c.ops;
+        run.paths = full.paths;
+      }
+      row[impl].push(run);
       process.stderr.write(
         `  ${c.id} ${impl} rep ${rep + 1}/${reps}: ${perOp.toFixed(1)} instr/op ` +
-          `(${full.instructions} - ${empty.instructions}; ${full.seconds.toFixed(0)} s + ${empty.seconds.toFixed(0)} s)\n`
+          `(${full.instructions} - ${empty.instructions}; ${full.seconds.toFixed(0)} s + ${empty.seconds.toFixed(0)} s)` +
+          (c.threads ? `; main thread ${run.mainPerOp.toFixed(1)}; ${fmtPaths(run.paths)}` : '') +
+          '\n'
       );
     }
   }
@@ -208,9 +246,15 @@ function measure(node, flags, c, reps) {
   return row;
 }
 
+/** A case's `paths` as `name count, …`. */
+function fmtPaths(paths) {
+  if (!paths) return 'no paths';
+  return Object.keys(paths).map((name) => `${name} ${paths[name]}`).join(', ');
+}
+
 function fmtInstr(value) {
   if (value === null) return 'n/a';
-  return Math.round(value).toLocaleString('en-US');
+  return (Math.round(value) || 0).toLocaleString('en-US'); // (never "-0")
 }
 
 function fmtSpread(value) {
@@ -243,7 +287,20 @@ function tables(rows) {
     rows.map((r) => [r.id, runs(r.addon), fmtSpread(r.addonSpread), runs(r.native), fmtSpread(r.nativeSpread)]),
     [false, true, true, true, true]
   );
-  return { main, spread };
+  // The rows with threads, run by run: the main thread's part, and how the
+  // measured waits went (docs/performance.md: what moves these counts).
+  const threaded = rows.filter((r) => r.addon.concat(r.native).some((x) => x.mainPerOp !== undefined));
+  const split = (x) => `${fmtInstr(x.perOp)} = ${fmtInstr(x.mainPerOp)} + ${fmtInstr(x.perOp - x.mainPerOp)}`;
+  const perRun = threaded.length
+    ? markdownTable(
+        ['case', 'impl', 'instr/op = main thread + others', 'measured waits'],
+        threaded.flatMap((r) =>
+          IMPLS.flatMap((impl) => r[impl].filter((x) => x.mainPerOp !== undefined).map((x) => [r.id, impl, split(x), fmtPaths(x.paths)]))
+        ),
+        [false, false, true, false]
+      )
+    : null;
+  return { main, spread, perRun };
 }
 
 /** The commands, the set-up, the table and the spread of every measurement, as markdown. */
@@ -252,17 +309,24 @@ function report(json) {
   const cores = Array.from(new Set(json.rows.map((r) => r.core).filter(Boolean)));
   const dates = json.rows.map((r) => r.date).sort();
   const reps = Array.from(new Set(json.rows.map((r) => r.reps)));
-  const { main: table, spread } = tables(json.rows);
+  const { main: table, spread, perRun } = tables(json.rows);
   const about =
     `Node ${json.node} (V8 ${json.v8}, ${json.arch}), \`${json.flags.join(' ')}\`, under ${json.valgrind} ` +
-    `(callgrind, \`--callgrind-out-file=/dev/null --dump-instr=no\`); core: commit ${cores.join(', ') || 'unknown'}; ` +
+    '(callgrind, `--callgrind-out-file=/dev/null --dump-instr=no`; the rows with threads `--separate-threads=yes`); ' +
+    `core: commit ${cores.join(', ') || 'unknown'}; ` +
     `${dates[0]}${dates.length && dates[dates.length - 1] !== dates[0] ? ` to ${dates[dates.length - 1]}` : ''}. ` +
     'instr/op = (instructions with N operations − instructions with 0) / N, the whole process (every thread), ' +
     `mean of ${reps.join(' or ')} measurements; ratio = addon / native (lower is better).`;
   return (
     `Command${commands.length > 1 ? 's' : ''}: ${commands.map((c) => `\`${c}\``).join(', then ')}\n\n${about}\n\n${table}\n\n` +
     'Each measurement (instructions per operation, one per run) and spread = (max − min) / mean:\n\n' +
-    `${spread}`
+    `${spread}` +
+    (perRun
+      ? '\n\nThe rows with threads, each run: the main thread\'s part (callgrind `--separate-threads=yes`), and how ' +
+        'the waits of the measured part went (main: answered before it looked, `waitAsync` pending, `waitAsync` ' +
+        '"not-equal"; workers: `wait` slept, `wait` "not-equal"):\n\n' +
+        perRun
+      : '')
   );
 }
 
