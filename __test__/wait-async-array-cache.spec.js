@@ -2,12 +2,13 @@
 // waitAsync remembers the typed array of its last calls (src/napi/env.rs
 // `last_array`) to skip N-API's typed-array look-up: calls on that array,
 // on other arrays, on views of the same memory, after the array grew, or
-// after it was collected, must all find the element they name.
+// after it was collected, must all find the element they name. The sync
+// wait goes through the same memory, so the two kinds of call mix.
 
 const assert = require('assert');
 const v8 = require('v8');
 const vm = require('vm');
-const { waitAsync, notify, waitersForTesting } = require('..');
+const { waitAsync, wait, notify, waitersForTesting } = require('..');
 
 const settle = async (ta, index, n = 1) => {
   assert.strictEqual(notify(ta, index), n);
@@ -113,5 +114,61 @@ describe('waitAsync on the array of its last calls', () => {
       await settle(fresh, 1);
       assert.strictEqual(await r.value, 'ok');
     }
+  });
+});
+
+describe('wait on the array of the last calls (waitAsync or wait)', () => {
+  // On this thread a wait with timeout 0 says which element it read:
+  // "timed-out" when it holds the value given, else "not-equal".
+  const expect = (ta, index, value, outcome) => assert.strictEqual(wait(ta, index, value, 0), outcome);
+
+  it('reads the element each call names, whichever array the last calls were on', async () => {
+    const buffer = new SharedArrayBuffer(64);
+    const whole = new Int32Array(buffer);
+    const tail = new Int32Array(buffer, 16, 4); // tail[i] is whole[i + 4]
+    const big = new BigInt64Array(buffer);
+    const other = new Int32Array(new SharedArrayBuffer(64));
+    whole[1] = 3;
+    whole[3] = 7;
+    whole[4] = 9;
+    whole[5] = 11;
+    other[3] = 5;
+    // An array becomes the cached one on its second call in a row, so each
+    // block of three calls on one array runs its last on the cache.
+    for (let round = 0; round < 4; round++) {
+      for (let k = 0; k < 3; k++) {
+        expect(whole, 3, 7, 'timed-out');
+        expect(whole, 4, 7, 'not-equal');
+        expect(whole, 1, 3, 'timed-out');
+      }
+      for (let k = 0; k < 3; k++) {
+        expect(other, 3, 5, 'timed-out');
+        expect(other, 3, 7, 'not-equal');
+      }
+      for (let k = 0; k < 3; k++) {
+        expect(tail, 0, 9, 'timed-out');
+        expect(tail, 0, 7, 'not-equal');
+        expect(tail, 1, 11, 'timed-out');
+        assert.throws(() => wait(tail, 4, 0, 0), RangeError);
+      }
+      // big[1] covers whole[2] and whole[3], big[2] whole[4] and whole[5]:
+      // two different values (either byte order).
+      for (let k = 0; k < 3; k++) {
+        expect(big, 2, big[2], 'timed-out');
+        expect(big, 1, big[1], 'timed-out');
+        expect(big, 1, big[2], 'not-equal');
+      }
+      // waitAsync on `other` in between, every other round three times
+      // (then it is the cached array when `whole` comes round again).
+      for (let k = 0; k < 1 + 2 * (round % 2); k++) {
+        const r = waitAsync(other, 3, 5);
+        assert.strictEqual(waitersForTesting(other, 3).registry, 1);
+        assert.strictEqual(notify(other, 3), 1);
+        assert.strictEqual(await r.value, 'ok');
+      }
+      expect(whole, 3, 7, 'timed-out');
+      expect(whole, 3, 9, 'not-equal');
+    }
+    assert.strictEqual(waitersForTesting().pending, 0);
   });
 });

@@ -44,6 +44,7 @@ const CASES = [
   { id: 'ping-pong', file: 'ping-pong', ops: 10000, threads: true, what: 'main waitAsync ⇄ worker wait, per round trip' },
   { id: 'worker-ping-pong', file: 'worker-ping-pong', ops: 25000, threads: true, what: 'worker wait ⇄ worker wait, per round trip' },
   { id: 'many-elements', file: 'many-elements', ops: 20000, what: '1,000 elements, one waiter each: notify + settle, per waiter' },
+  { id: 'wait-not-equal', file: 'wait-not-equal', ops: 200000, what: 'sync wait whose value differs ("not-equal"), per call' },
   { id: 'notify-growth-0', file: 'notify-growth', ops: 200000, param: 0, what: 'notify, nobody waiting; 0 waiters pending elsewhere' },
   { id: 'notify-growth-10k', file: 'notify-growth', ops: 200000, param: 10000, what: '… 10,000 waiters pending on other elements' },
   // V8's memory reducer starts GCs on a wall-clock timer, which under

@@ -123,14 +123,14 @@ pub struct EnvState {
   /// remove (~200 of ~8,200 instructions per waitAsync → notify →
   /// settle).
   first_buffer: Option<(usize, BufferRef)>,
-  /// The typed array the last `waitAsync`s were called on, by a weak
+  /// The typed array the last `waitAsync`s (or `wait`s) were called on, by a weak
   /// reference, and what N-API said of it: a call on the same array
   /// object (`napi_strict_equals`) finds its element without
   /// `napi_get_typedarray_info` (which tests the array's kind one type at
   /// a time: ~400 of ~8,000 instructions per waitAsync → notify →
   /// settle). See `memory::Array` for why that stays true.
   pub last_array: Option<(sys::napi_ref, Array)>,
-  /// Element 0's address of the array of the last `waitAsync` that missed
+  /// Element 0's address of the array of the last `waitAsync` or `wait` that missed
   /// `last_array`: an array becomes `last_array` on its second miss in a
   /// row, so that calls alternating between arrays do not make and delete
   /// a reference each.
@@ -243,21 +243,24 @@ impl EnvState {
     Ok(())
   }
 
-  /// Ends a run of `waitAsync` misses (any call does: a hit ends it, a
+  /// Ends a run of `waitAsync` / `wait` misses (any call does: a hit ends it, a
   /// miss passes what it took to [`missed_array`](Self::missed_array)):
   /// the array the last call missed on, if it did.
   pub fn take_missed_array(&mut self) -> Option<usize> {
     self.missed_array.take()
   }
 
-  /// `waitAsync` found `array` (described as `described`) without
+  /// `waitAsync` or `wait` found `array` (described as `described`) without
   /// `last_array`, and the call before, if it missed too, missed on the
   /// array at `missed` (the call took it out of `missed_array`: a hit in
   /// between ends the run). On its second miss in a row an array becomes
   /// `last_array`, so that calls alternating between arrays, the cached
   /// one among them, do not make and delete a reference each. A new view
   /// of the very elements of `last_array` (one made per call) leaves it
-  /// alone: replacing it would only make the next view miss again.
+  /// alone: replacing it would only make the next view miss again. The two
+  /// kinds of wait share this: a thread that alternates `wait` on one array
+  /// and `waitAsync` on another caches neither, as one alternating
+  /// `waitAsync`s between two arrays does.
   pub fn missed_array(
     &mut self,
     js: Js,
