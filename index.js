@@ -35,6 +35,9 @@ const AsyncLock = createAsyncLock({
   waitAsync: atomics.waitAsync,
   notify: atomics.notify,
   releaseLock: binding.releaseLock,
+  lockOwner: binding.lockOwner,
+  lockWatch: binding.lockWatch,
+  lockHolder: binding.lockHolder,
 });
 
 module.exports = {

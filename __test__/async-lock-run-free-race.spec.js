@@ -36,6 +36,9 @@ const source = `
     waitAsync: api.waitAsync,
     notify: api.notify,
     releaseLock: binding.releaseLock,
+    lockOwner: binding.lockOwner,
+    lockWatch: binding.lockWatch,
+    lockHolder: binding.lockHolder,
   });
   const lock = new Lock();
   const other = new Lock(lock.sab);

@@ -16,7 +16,7 @@
 
 const assert = require('assert');
 const api = require('..');
-const { until, lockWithFailingNotify } = require('./helpers');
+const { until, lockWithFailingNotify, contendedHere } = require('./helpers');
 
 const { AsyncLock, waitersForTesting } = api;
 
@@ -82,7 +82,7 @@ describe('AsyncLock near the stack limit (review F2, F3)', function () {
         if (out !== 'ok') {
           assert.strictEqual(out, 'RangeError');
           // Still held, the waiter still queued: a retry from here releases it.
-          assert.deepStrictEqual([shift, Atomics.load(lock.i32a, 0), queued(lock)], [shift, AsyncLock.CONTENDED, 1]);
+          assert.deepStrictEqual([shift, Atomics.load(lock.i32a, 0), queued(lock)], [shift, contendedHere(), 1]);
           call();
         }
         assert.deepStrictEqual([shift, queued(lock)], [shift, 0], `after ${out}: the waiter was not woken`);
@@ -152,7 +152,7 @@ describe('AsyncLock when the notify of an unlock throws (review F2, F3)', functi
       const call = kind === 'unlock' ? () => holder.unlock() : kind === 'release' ? release : () => holder.forceUnlock();
       faulty.fail(1);
       assert.throws(call, RangeError);
-      assert.strictEqual(Atomics.load(lock.i32a, 0), AsyncLock.CONTENDED);
+      assert.strictEqual(Atomics.load(lock.i32a, 0), contendedHere());
       assert.strictEqual(queued(lock), 1);
       call();
       assert.strictEqual(queued(lock), 0);
@@ -232,6 +232,9 @@ describe('AsyncLock when every step of a contended release from some point on th
     if (outOfStack.steps++ >= outOfStack.from) throw new RangeError('Maximum call stack size exceeded');
   };
   const Lock = createAsyncLock({
+    lockOwner: binding.lockOwner,
+    lockWatch: binding.lockWatch,
+    lockHolder: binding.lockHolder,
     wait: api.wait,
     waitAsync: api.waitAsync,
     notify(...args) {
@@ -277,7 +280,7 @@ describe('AsyncLock when every step of a contended release from some point on th
         const call = kind === 'unlock' ? () => holder.unlock() : kind === 'release' ? release : () => holder.forceUnlock();
         const threw = failingFrom(from, call);
         if (threw) {
-          assert.deepStrictEqual([from, Atomics.load(lock.i32a, 0), queued(lock)], [from, Lock.CONTENDED, 1], 'threw with the lock not held');
+          assert.deepStrictEqual([from, Atomics.load(lock.i32a, 0), queued(lock)], [from, contendedHere(), 1], 'threw with the lock not held');
           call(); // the retry, from lower down
         }
         assert.deepStrictEqual([from, queued(lock)], [from, 0], 'the waiter was not woken');

@@ -79,7 +79,7 @@ describe('AsyncLock timeouts and aborts', function () {
     controller.abort(reason);
     await assert.rejects(lock.acquire({ signal: controller.signal }), (e) => e === reason);
     await assert.rejects(lock.executeLocked(() => 1, { signal: controller.signal }), (e) => e === reason);
-    assert.strictEqual(lock.i32a[0], AsyncLock.LOCKED, 'the word was not even marked contended');
+    assert.strictEqual(lock.i32a[0] & 1, 0, 'the word was not even marked contended');
     assertNothingLeft();
   });
 

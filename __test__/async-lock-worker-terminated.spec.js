@@ -1,9 +1,8 @@
 'use strict';
 // A worker terminated while it holds the lock, or while it waits for it.
-// Holder: a dead thread cannot unlock, so the lock stays held (tryLock,
-// timeouts and waiters all see it) until someone calls forceUnlock(), which
-// frees it and wakes the waiters. Waiter: its queue entry goes with it, and
-// the lock passes to the next waiter as usual.
+// Holder: its teardown gives the lock back, and the next holder is told it
+// was abandoned (more in locks/async-lock-robust.spec.js). Waiter: its queue
+// entry goes with it, and the lock passes to the next waiter as usual.
 
 const assert = require('assert');
 const { AsyncLock, waitersForTesting } = require('..');
@@ -28,24 +27,23 @@ describe('AsyncLock with terminated workers', function () {
   };
   const queued = (n) => until(() => waitersForTesting(lock.i32a, lock.index).registry === n, `${n} waiter(s) to queue`);
 
-  it('a holder terminated stays the holder: the lock is held until forceUnlock()', async () => {
+  it('a holder terminated gives the lock back: the queued worker gets it and is told it was abandoned', async () => {
     const holder = start();
     assert.strictEqual(await holder.call('lock', {}), true);
+    assert.strictEqual(lock.holder(), holder.worker.threadId);
     const waiter = start();
     const waiterGot = waiter.call('lock', {});
     await queued(1);
     assert.strictEqual(await holder.terminate(), 1, 'terminated, not finished');
 
-    assert.strictEqual(lock.isLocked(), true, 'nobody released it');
-    assert.strictEqual(lock.tryLock(), false);
-    await assert.rejects(lock.acquire({ timeout: 20 }), { code: 'ERR_ASYNC_LOCK_TIMEOUT' });
-    assert.strictEqual(waitersForTesting(lock.i32a, lock.index).registry, 1, 'the live waiter still waits');
-
-    // The way out: force the word free; every waiter wakes and competes.
-    assert.strictEqual(lock.forceUnlock(), true);
     assert.strictEqual(await waiterGot, true);
+    assert.strictEqual(lock.holder(), waiter.worker.threadId);
+    assert.strictEqual(await waiter.call('abandoned'), true, 'the first holder after the dead one learns it');
     await waiter.call('unlock');
     assert.strictEqual(lock.isLocked(), false);
+    assert.strictEqual(lock.tryLock(), true);
+    assert.strictEqual(lock.abandoned, false, 'only the first holder after it learns');
+    lock.unlock();
     assert.strictEqual(waitersForTesting(lock.i32a, lock.index).registry, 0);
   });
 

@@ -125,6 +125,9 @@ function lockWithFailingNotify(makeError) {
   const { createAsyncLock } = require('../lib/async-lock');
   let failures = 0;
   const AsyncLock = createAsyncLock({
+    lockOwner: binding.lockOwner,
+    lockWatch: binding.lockWatch,
+    lockHolder: binding.lockHolder,
     wait: api.wait,
     waitAsync: api.waitAsync,
     notify(...args) {
@@ -134,7 +137,7 @@ function lockWithFailingNotify(makeError) {
       }
       return api.notify(...args);
     },
-    releaseLock(i32a, index, all) {
+    releaseLock(i32a, index, all, held) {
       if (failures > 0) {
         failures--;
         const error = makeError();
@@ -148,19 +151,38 @@ function lockWithFailingNotify(makeError) {
         while (api.waitersForTesting().retriers !== 0) {
           if (Date.now() > idle) throw new Error('a retrying thread of the addon did not end');
         }
-        if (all || Atomics.load(i32a, index) === 2) {
+        if (all || Atomics.load(i32a, index) === held) {
           binding.panicForTesting('notify', 2);
           try {
-            return binding.releaseLock(i32a, index, all);
+            return binding.releaseLock(i32a, index, all, held);
           } finally {
             binding.panicForTesting('notify', 0);
           }
         }
       }
-      return binding.releaseLock(i32a, index, all);
+      return binding.releaseLock(i32a, index, all, held);
     },
   });
   return { AsyncLock, fail: (n) => (failures = n), left: () => failures };
 }
 
-module.exports = { root, fixture, until, startWorker, runNode, runNodeAsync, atomicsTakeUnshared, lockWithFailingNotify };
+/**
+ * The AsyncLock word of a lock this thread holds with threads queued
+ * (src/robust.rs: this thread's owner id << 1, with the WAITERS bit).
+ */
+function contendedHere() {
+  const { threadId } = require('worker_threads');
+  return require('../binding').lockOwner(threadId) * 2 + 1;
+}
+
+module.exports = {
+  root,
+  fixture,
+  until,
+  startWorker,
+  runNode,
+  runNodeAsync,
+  atomicsTakeUnshared,
+  lockWithFailingNotify,
+  contendedHere,
+};

@@ -177,8 +177,8 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     binding.panicForTesting('notify', 1e6);
     try {
       for (let i = 0; i < 8; i++) {
-        others[i] = 2;
-        binding.releaseLock(others, i, false);
+        others[i] = 5; // held by owner 2, with waiters (src/robust.rs)
+        binding.releaseLock(others, i, false, 5);
       }
       assert.strictEqual(api.waitersForTesting().retriers, 8);
       assert.throws(() => holder.unlock(), { message: /panic in the addon/ });

@@ -142,6 +142,19 @@ describe('issue: two copies of the package in one process', function () {
     assert.deepStrictEqual(report.end, [empty, empty]);
   });
 
+  it('an AsyncLock whose holder took it through one copy and was terminated goes to the waiters of the other copy, the first told it was abandoned', async () => {
+    const [a, b] = twoCopies();
+    const report = await run('robustLock', a, b);
+    assert.deepStrictEqual(report, {
+      holderIsTheWorker: true,
+      queued: true,
+      bothQueued: true,
+      worker: true,
+      main: false,
+      free: true,
+    });
+  });
+
   it('a waitAsync through one copy times out while the other copy owns the notifier thread', async () => {
     const [a, b] = twoCopies();
     const report = await run('timeoutThroughTheOther', a, b);

@@ -1,29 +1,35 @@
 'use strict';
 // AsyncLock: the mutex of the V8 blog post "Atomics.wait, Atomics.notify,
 // Atomics.waitAsync" (lock / unlock / executeLocked on one Int32 slot of a
-// SharedArrayBuffer), with the three-state word of Ulrich Drepper's
-// "Futexes Are Tricky" (mutex2, in its refined mutex3 form), so that an
-// uncontended lock/unlock is one Atomics.compareExchange each and makes no
-// native call.
+// SharedArrayBuffer), with the three-state protocol of Ulrich Drepper's
+// "Futexes Are Tricky" (mutex3), so that an uncontended lock/unlock is one
+// Atomics.compareExchange each and makes no native call; and robust: the
+// word names the thread that holds it, so that when that thread ends
+// holding it, its teardown frees it (src/robust.rs, src/napi/env.rs
+// `release_held_locks`) and the next holder learns that it was abandoned.
 //
-// The state word, i32a[index]:
+// The state word, i32a[index] (src/robust.rs; `me` is this thread's owner
+// id << 1, from the binding's lockOwner, the same for every lock):
 //
-//   value  name       meaning                          who moves it
-//   -----  ---------  -------------------------------  ------------------------------------------
-//   0      UNLOCKED   free                             lock/tryLock: CAS 0→1 (fast path);
-//                                                      a waiter that woke: exchange(2) got 0
-//   1      LOCKED     held, nobody queued              unlock: CAS 1→0, no notify;
-//                                                      a thread that must wait: exchange(2)
-//   2      CONTENDED  held, threads may be queued      unlock: 2→0, then notify(1), one native call;
-//                                                      waiters wait on the value 2
+//   value     name       meaning                           who moves it
+//   --------  ---------  --------------------------------  ----------------------------------------
+//   0         UNLOCKED   free                              lock/tryLock: CAS 0→me (fast path);
+//                                                          a waiter: CAS 0→me|1 (claim)
+//   1         ABANDONED  free; its holder's thread ended   the ending thread's teardown: held→1,
+//                        holding it; threads may be        then notify(1) if it said WAITERS;
+//                        queued                            any taker: CAS 1→me|1, and learns it
+//   me        held       held by this thread, nobody       unlock: CAS me→0, no notify;
+//                        queued                            a thread that must wait: CAS me→me|1
+//   me|1      contended  held, threads may be queued       unlock: me|1→0, then notify(1), one
+//                                                          native call (releaseLock); waiters wait
+//                                                          on the value me|1
 //
 // No wake-up is lost: a thread queues only through wait/waitAsync with the
-// expected value 2, after storing 2 itself (exchange), so the holder's unlock
-// sees 2 and notifies; and a woken waiter always stores 2 again (exchange)
-// before it queues again or takes the lock, so the queue it leaves behind is
-// still announced by the word. A lock taken through exchange(2) on a free word
-// is held as 2 even when nobody waits: that costs one spare notify, never a
-// lost one.
+// expected value owner|1, after seeing or storing that value itself, so the
+// holder's unlock (or its teardown) sees the WAITERS bit and notifies; and a
+// waiter takes a free word as me|1, never me, so the queue it may leave
+// behind is still announced by the word. That costs one spare notify at
+// most, never a lost one. tests/loom_robust.rs model-checks these steps.
 //
 // It waits and wakes only through the package's own wait / waitAsync /
 // notify and the binding's releaseLock (handed to the factory), never
@@ -33,6 +39,7 @@
 
 const { performance } = require('perf_hooks');
 const { isSharedArrayBuffer, isInt32Array } = require('util').types;
+const { threadId } = require('worker_threads');
 const { describe } = require('./describe');
 const { IntrinsicPromise } = require('./pending'); // undefined if not found
 
@@ -63,8 +70,15 @@ const ours = (promise) => {
 };
 
 const UNLOCKED = 0;
+const ABANDONED = 1;
+const WAITERS = 1;
+// The post's statics, kept for code that reads them; the word no longer
+// holds them (see above).
 const LOCKED = 1;
 const CONTENDED = 2;
+
+/** Whether a word says the lock is free (UNLOCKED or ABANDONED). */
+const isFree = (word) => word === UNLOCKED || word === ABANDONED;
 
 // The binding's releaseLock answers below this (the old value minus 2^32)
 // when it freed the word but could not deliver the wake-up: a thread of the
@@ -124,6 +138,12 @@ function timeoutError(ms) {
   return error;
 }
 
+function deadlockError() {
+  const error = new Error('This AsyncLock is already held by this thread: lock() would wait forever');
+  error.code = 'ERR_ASYNC_LOCK_DEADLOCK';
+  return error;
+}
+
 function notHeldError() {
   // The post's message, so code that matched on it keeps working.
   const error = new Error('Tried to unlock while not holding the mutex');
@@ -146,7 +166,11 @@ function abortReason(signal) {
  * binding's "free the word and notify" (src/napi/mod.rs `release_lock`):
  * the package's own, or wrappers of them in tests.
  */
-function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
+function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lockWatch, lockHolder }) {
+  // This thread's owner id << 1 (see above): asked of the binding when the
+  // first lock is made, the same for every lock of the thread after.
+  let me = 0;
+
   // The private `#state` of an AsyncLock of this factory, or undefined
   // (set below, from inside the class body).
   let stateIfLock;
@@ -161,14 +185,41 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
   }
 
   /**
-   * Takes the lock if it is free (UNLOCKED -> LOCKED), marking this instance
-   * its holder; returns whether it did (tryLock()).
+   * Takes the lock if it is free (UNLOCKED → me, or ABANDONED → me|1),
+   * marking `mine` its holder; returns whether it did.
    */
-  function tryTake(lock) {
-    const mine = stateOf(lock);
-    if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) !== UNLOCKED) return false;
+  function takeFree(i32a, index, mine) {
+    if (Atomics.compareExchange(i32a, index, UNLOCKED, me) === UNLOCKED) {
+      mine.held = true;
+      mine.abandoned = false;
+      return true;
+    }
+    if (Atomics.compareExchange(i32a, index, ABANDONED, me | WAITERS) !== ABANDONED) return false;
     mine.held = true;
+    mine.abandoned = true;
     return true;
+  }
+
+  /**
+   * One look at a held or free word by a thread that waits for it (or is
+   * about to): takes it if free, as me|1 (others may be queued), marking
+   * `mine` its holder, and returns 0; else makes sure the word says
+   * WAITERS and returns the value to wait on (owner|1, never 0).
+   */
+  function claim(i32a, index, mine) {
+    for (;;) {
+      const seen = Atomics.load(i32a, index);
+      if (isFree(seen)) {
+        if (Atomics.compareExchange(i32a, index, seen, me | WAITERS) === seen) {
+          mine.held = true;
+          mine.abandoned = seen === ABANDONED;
+          return 0;
+        }
+      } else if ((seen & WAITERS) !== 0 ||
+                 Atomics.compareExchange(i32a, index, seen, seen | WAITERS) === seen) {
+        return seen | WAITERS;
+      }
+    }
   }
 
   /**
@@ -217,6 +268,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
   function makeReleaser(lock) {
     let released = false;
     const mine = stateOf(lock);
+    const abandoned = mine.abandoned;
     const release = () => {
       if (released) return;
       try {
@@ -231,6 +283,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
       released = true;
     };
     reflectDefineProperty(release, 'then', kNoThen);
+    // Whether this hold was inherited from a thread that ended holding it.
+    reflectDefineProperty(release, 'abandoned', { __proto__: null, value: abandoned, enumerable: true });
     // Defined, not assigned: an assignment would run a setter that a
     // program put on Function.prototype or Object.prototype. (The
     // attributes an assignment gives.)
@@ -258,27 +312,28 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
   }
 
   /**
-   * The blocking part of lock(): spin a little, then mark the word contended
-   * and wait on the value 2 until an exchange finds it free.
+   * The blocking part of lock(): spin a little, then mark the word
+   * contended and wait on it until a claim finds it free. Marks `mine` the
+   * holder when it takes the lock.
    */
-  function lockSlow(i32a, index, ms) {
+  function lockSlow(i32a, index, ms, mine) {
     for (let i = 0; i < kSpins; i++) {
-      if (Atomics.load(i32a, index) === UNLOCKED &&
-          Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) === UNLOCKED) {
-        return true;
-      }
+      if (isFree(Atomics.load(i32a, index)) && takeFree(i32a, index, mine)) return true;
     }
     if (ms === 0) return false;
     const deadline = ms === Infinity ? Infinity : performance.now() + ms;
-    while (Atomics.exchange(i32a, index, CONTENDED) !== UNLOCKED) {
+    for (;;) {
+      const expected = claim(i32a, index, mine);
+      if (expected === 0) return true;
+      // Held by this very thread (another instance): no wait could end.
+      if (ms === Infinity && (expected & ~WAITERS) === me) throw deadlockError();
       let remaining = Infinity;
       if (deadline !== Infinity) {
         remaining = deadline - performance.now();
-        if (remaining <= 0) return false; // the word stays 2: one spare notify later
+        if (remaining <= 0) return false; // the word keeps WAITERS: one spare notify later
       }
-      wait(i32a, index, CONTENDED, remaining);
+      wait(i32a, index, expected, remaining);
     }
-    return true;
   }
 
   // What lockedAsync does once it may go on.
@@ -310,11 +365,10 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
     try {
       let free;
       if (op === kWaitForUnlock) {
-        free = Atomics.load(i32a, index) === UNLOCKED;
+        free = isFree(Atomics.load(i32a, index));
       } else {
         // Free: taken here, so f runs before the first await.
-        free = holding = Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) === UNLOCKED;
-        if (holding) mine.held = true;
+        free = holding = takeFree(i32a, index, mine);
       }
       if (!free) {
         if (timeout === 0) throw timeoutError(0);
@@ -327,8 +381,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
           onAbort = () => {
             aborted = true;
             // No waitAsync can be cancelled, so flush ours out of the queue
-            // by waking every waiter of the word: the others see 2 or 0
-            // again and re-queue or take the lock (a spurious wake-up, never
+            // by waking every waiter of the word: the others see it held or
+            // free again and re-queue or take the lock (a spurious wake-up, never
             // a lost one; and a wake-up we took from an unlock is passed on
             // the same way). We reject once ours has settled, leaving
             // nothing behind. Should this notify throw (near the stack
@@ -352,27 +406,31 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
               if (woken && !flushed) passOn(i32a, index, 1);
               throw abortReason(signal);
             }
+            let expected;
             if (op === kWaitForUnlock) {
               const state = Atomics.load(i32a, index);
-              if (state === UNLOCKED) {
+              if (isFree(state)) {
                 // A wake-up we took was meant for a thread that wants the
                 // lock: pass it on, as we leave without taking it.
                 if (woken) passOn(i32a, index, 1);
                 break;
               }
-              // Held: make sure the word says 2 before waiting on it.
-              if (state === LOCKED && Atomics.compareExchange(i32a, index, LOCKED, CONTENDED) !== LOCKED) continue;
-            } else if (Atomics.exchange(i32a, index, CONTENDED) === UNLOCKED) {
-              holding = true;
-              mine.held = true;
-              break;
+              // Held: make sure the word says WAITERS before waiting on it.
+              expected = state | WAITERS;
+              if (state !== expected && Atomics.compareExchange(i32a, index, state, expected) !== state) continue;
+            } else {
+              expected = claim(i32a, index, mine);
+              if (expected === 0) {
+                holding = true;
+                break;
+              }
             }
             let remaining = Infinity;
             if (deadline !== Infinity) {
               remaining = deadline - performance.now();
-              if (remaining <= 0) throw timeoutError(timeout); // the word stays 2: one spare notify later
+              if (remaining <= 0) throw timeoutError(timeout); // the word keeps WAITERS: one spare notify later
             }
-            const result = waitAsync(i32a, index, CONTENDED, remaining);
+            const result = waitAsync(i32a, index, expected, remaining);
             woken = false; // 'not-equal': the word changed, look again
             if (result.async) {
               queued = true;
@@ -434,31 +492,28 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
    */
   function unlockHeld(lock, mine) {
     if (!mine.held) throw notHeldError();
-    const state = Atomics.compareExchange(lock.i32a, lock.index, LOCKED, UNLOCKED);
-    if (state === CONTENDED) {
+    const state = Atomics.compareExchange(lock.i32a, lock.index, me, UNLOCKED);
+    if (state === (me | WAITERS)) {
       unlockContended(lock, mine);
       return;
     }
-    if (state !== LOCKED) {
-      mine.held = false;
-      throw notHeldError(); // the word was reset by forceUnlock() meanwhile
-    }
     mine.held = false;
+    if (state !== me) throw notHeldError(); // the word was reset by forceUnlock() meanwhile
   }
 
   /**
-   * unlockHeld, on a word found at 2 (CONTENDED): frees it and wakes one
+   * unlockHeld, on a word found contended (me|1): frees it and wakes one
    * waiter (releaseWord).
    */
   function unlockContended(lock, mine) {
-    if (releaseWord(lock.i32a, lock.index, mine, false) !== CONTENDED) {
+    if (releaseWord(lock.i32a, lock.index, mine, false) !== (me | WAITERS)) {
       throw notHeldError(); // the word was reset by forceUnlock() meanwhile
     }
   }
 
   /**
    * Frees the word and wakes one waiter (`all` false: unlock() of a word
-   * seen at 2, 2 → 0) or every waiter (`all` true: forceUnlock(), → 0),
+   * seen contended, me|1 → 0) or every waiter (`all` true: forceUnlock(), → 0),
    * both in the binding's releaseLock, one native call, and returns what
    * the word held. A throw from releaseLock (out of stack, at its entry)
    * has changed nothing: the lock is still held and the caller can retry.
@@ -475,7 +530,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
    * the wake-up is lost.)
    */
   function releaseWord(i32a, index, mine, all) {
-    const held = releaseLock(i32a, index, all);
+    const held = releaseLock(i32a, index, all, me | WAITERS);
     mine.held = false;
     if (held < kLater) {
       if (held < kOwed) passOn(i32a, index, all ? Infinity : 1);
@@ -492,7 +547,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
    * take the lock first, it waits as lockedAsync does, which it becomes.
    */
   async function runFree(lock, mine, f) {
-    if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, LOCKED) !== UNLOCKED) {
+    if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, me) !== UNLOCKED) {
       // (Rare.) Waits as the general path does, in lockedAsync's frame,
       // awaited as the lock awaits its waitAsync promises (ours: no
       // `then` of the program's is called where %Promise% was found).
@@ -512,6 +567,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
       return await waiting;
     }
     mine.held = true;
+    mine.abandoned = false;
     let result;
     let failed = false; // f threw or rejected, with `result` its error
     try {
@@ -558,6 +614,11 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
         // released. waitAsync, wait and notify still work.
         throw new Error('atomics-waitasync: the loaded binary has no releaseLock: AsyncLock needs a binary of this version (npx atomics-waitasync-build)');
       }
+      if (typeof lockWatch !== 'function') {
+        // A binary older than this file: no lock that stays held for good
+        // when its holder's thread ends.
+        throw new Error('atomics-waitasync: the loaded binary has no lockWatch: AsyncLock needs a binary of this version (npx atomics-waitasync-build)');
+      }
       let i32a;
       if (sab === undefined) {
         sab = new SharedArrayBuffer(4);
@@ -592,7 +653,10 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
       this.i32a = i32a;
       /** The state word's index in `i32a`. */
       this.index = index;
-      this.#state = { held: false };
+      this.#state = { held: false, abandoned: false };
+      if (me === 0) me = lockOwner(threadId) * 2;
+      // Should this thread end holding the lock, its teardown frees it.
+      lockWatch(i32a, index, this);
     }
 
     /**
@@ -625,23 +689,21 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
     lock(timeout) {
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
       const mine = stateOf(this);
-      if (mine.held) {
-        const error = new Error('This AsyncLock is already held by this thread: lock() would wait forever');
-        error.code = 'ERR_ASYNC_LOCK_DEADLOCK';
-        throw error;
-      }
+      if (mine.held) throw deadlockError();
       const i32a = this.i32a;
       const index = this.index;
-      if (Atomics.compareExchange(i32a, index, UNLOCKED, LOCKED) !== UNLOCKED && !lockSlow(i32a, index, ms)) {
-        return false;
+      if (Atomics.compareExchange(i32a, index, UNLOCKED, me) === UNLOCKED) {
+        mine.held = true;
+        mine.abandoned = false;
+        return true;
       }
-      mine.held = true;
-      return true;
+      return lockSlow(i32a, index, ms, mine);
     }
 
     /** Takes the lock if it is free, without waiting; returns whether it did. */
     tryLock() {
-      return tryTake(this);
+      const mine = stateOf(this);
+      return takeFree(this.i32a, this.index, mine);
     }
 
     /**
@@ -662,7 +724,36 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
 
     /** Whether any thread holds the lock now (a snapshot). */
     isLocked() {
-      return Atomics.load(this.i32a, this.index) !== UNLOCKED;
+      return !isFree(Atomics.load(this.i32a, this.index));
+    }
+
+    /**
+     * The `threadId` (worker_threads) of the thread that holds the lock now,
+     * or null if it is free (a snapshot, for debugging). -1 for a holder
+     * whose thread has ended without its teardown freeing the word (a word
+     * written by other code).
+     *
+     * @returns {number | null}
+     */
+    holder() {
+      stateOf(this);
+      const word = Atomics.load(this.i32a, this.index);
+      if (isFree(word)) return null;
+      return lockHolder(word >>> 1);
+    }
+
+    /**
+     * True while this instance holds the lock and took it from a thread
+     * that ended holding it (terminated, process.exit(), an uncaught
+     * exception, its script ending): what the lock guards may be half
+     * updated. Only the first holder after that thread learns it; false
+     * once it unlocks.
+     *
+     * @returns {boolean}
+     */
+    get abandoned() {
+      const mine = stateOf(this);
+      return mine.held && mine.abandoned;
     }
 
     /**
@@ -754,7 +845,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
      */
     forceUnlock() {
       const mine = stateOf(this);
-      return releaseWord(this.i32a, this.index, mine, true) !== UNLOCKED;
+      return !isFree(releaseWord(this.i32a, this.index, mine, true));
     }
 
     // Reads `#state` for the functions above, which are outside the class
@@ -776,8 +867,10 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock }) {
   AsyncLock.UNLOCKED = UNLOCKED;
   AsyncLock.LOCKED = LOCKED;
   AsyncLock.CONTENDED = CONTENDED;
+  /** The word of a free lock whose last holder's thread ended holding it. */
+  AsyncLock.ABANDONED = ABANDONED;
 
   return AsyncLock;
 }
 
-module.exports = { createAsyncLock, UNLOCKED, LOCKED, CONTENDED };
+module.exports = { createAsyncLock, UNLOCKED, ABANDONED, WAITERS, LOCKED, CONTENDED };

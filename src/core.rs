@@ -69,6 +69,17 @@ pub struct Core<S> {
   /// Threads retrying a wake-up whose notify failed
   /// ([`CoreApi::notify_later`]), at most [`RETRIERS`].
   retriers: AtomicUsize,
+  /// AsyncLock owners ([`CoreApi::lock_owner`]): the threadId each live
+  /// one was given for, and the last one given out.
+  owners: parking_lot::Mutex<Owners>,
+}
+
+/// The AsyncLock owners given out so far (see [`crate::robust`]).
+#[derive(Default)]
+struct Owners {
+  last: u32,
+  /// The threadId of each owner whose env is still alive.
+  thread_ids: std::collections::HashMap<u32, f64>,
 }
 
 /// The most threads [`CoreApi::notify_later`] runs at once: a notify fails
@@ -87,6 +98,7 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
       panic_in: std::sync::Mutex::new(None),
       armed: AtomicBool::new(false),
       retriers: AtomicUsize::new(0),
+      owners: parking_lot::Mutex::new(Owners::default()),
     }
   }
 
@@ -363,6 +375,20 @@ pub trait CoreApi<S>: Sync {
   /// for readers outside Rust: every copy of the package reads the owner's.
   fn may_wait_counts(&'static self) -> Guarded<(*const u32, usize)>;
 
+  /// A new AsyncLock owner (see [`crate::robust`]) for an env of the
+  /// thread `thread_id` (worker_threads' `threadId`, for
+  /// [`lock_holder`](Self::lock_holder)): unique in the process, among
+  /// every copy of the package, and never given out again. `None` once all
+  /// [`MAX_OWNER`](crate::robust::MAX_OWNER) are used up.
+  fn lock_owner(&'static self, thread_id: f64) -> Guarded<Option<u32>>;
+
+  /// The threadId `owner` was given for, while its env lives.
+  fn lock_holder(&'static self, owner: u32) -> Guarded<Option<f64>>;
+
+  /// `owner`'s env has ended: [`lock_holder`](Self::lock_holder) no
+  /// longer knows it.
+  fn forget_owner(&'static self, owner: u32) -> Guarded<()>;
+
   /// Test-only: from now on, starting the notifier thread fails.
   fn fail_timer_start_for_testing(&'static self) -> Guarded<()>;
 
@@ -564,6 +590,17 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
   fn fail_timer_start_for_testing(&'static self) {
     self.fail_timer_start.store(true, Ordering::Relaxed);
   }
+
+  fn lock_owner(&'static self, thread_id: f64) -> Option<u32> {
+    let mut owners = self.owners.lock();
+    if owners.last >= crate::robust::MAX_OWNER {
+      return None;
+    }
+    owners.last += 1;
+    let owner = owners.last;
+    owners.thread_ids.insert(owner, thread_id);
+    Some(owner)
+  }
 }
 
 impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
@@ -661,6 +698,22 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
 
   fn may_wait_counts(&'static self) -> Guarded<(*const u32, usize)> {
     self.guarded("may_wait_counts", || Core::may_wait_counts(self))
+  }
+
+  fn lock_owner(&'static self, thread_id: f64) -> Guarded<Option<u32>> {
+    self.guarded("lock_owner", || Core::lock_owner(self, thread_id))
+  }
+
+  fn lock_holder(&'static self, owner: u32) -> Guarded<Option<f64>> {
+    self.guarded("lock_holder", || {
+      self.owners.lock().thread_ids.get(&owner).copied()
+    })
+  }
+
+  fn forget_owner(&'static self, owner: u32) -> Guarded<()> {
+    self.guarded("forget_owner", || {
+      self.owners.lock().thread_ids.remove(&owner);
+    })
   }
 
   fn fail_timer_start_for_testing(&'static self) -> Guarded<()> {

@@ -8,6 +8,8 @@
 //! - [`deadline`]: timeouts as instants, and async waiters' 8-byte deadline.
 //! - [`parker`]: blocking park/unpark for sync waiters, on a futex; and
 //!   [`sync_wait`], how a sync wait ends (woken, timed out, abandoned).
+//! - [`robust`]: an AsyncLock's word: who holds it, and its release when
+//!   its holder's thread ends.
 //! - [`slab`]: dense index-addressed storage for pending promises.
 //! - [`wake`]: the wake-up core: waking, delivering to envs' mailboxes,
 //!   passing on wake-ups of dead waiters; generic over what an env is.
@@ -22,6 +24,7 @@ mod futex;
 pub mod handshake;
 pub mod parker;
 pub mod registry;
+pub mod robust;
 pub mod slab;
 pub mod sync;
 pub mod sync_wait;

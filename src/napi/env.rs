@@ -185,6 +185,9 @@ pub struct EnvState {
   /// thread reads or writes it. `None` where external buffers are not
   /// allowed: JS then calls `waitDone`.
   pub wake_unconfirmed: Option<Arc<AtomicI32>>,
+  /// This env's AsyncLock owner and the words of its instances, freed at
+  /// teardown if still held (`locks::release_held`).
+  pub locks: super::locks::Watch,
   /// Keys of wake-ups this thread's sync waits got but its JS never saw
   /// (see [`EnvState::abandon_sync_wait`]) that the core could not pass on
   /// yet (it panicked, `CoreApi`): kept until it has.
@@ -444,6 +447,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     unseen_wake: None,
     wake_unconfirmed: None,
     unpassed: Vec::new(),
+    locks: Default::default(),
   }))));
   // SAFETY: cell is alive until the cleanup hook frees it, which aborts
   // the TSFN first.
@@ -561,6 +565,7 @@ fn teardown(js: Js, mut state: EnvState) {
     // A promise in JS goes with the env's heap; a deferred is left to
     // the env's teardown (concluding it needs JS, which may no longer run).
   }
+  super::locks::release_held(js, &state.locks);
   for (_, held) in state.buffers.drain().chain(state.first_buffer.take()) {
     js.delete_reference(held.reference);
   }

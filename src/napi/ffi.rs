@@ -240,6 +240,28 @@ impl Js {
     Ok(out)
   }
 
+  /// Runs `finalize(env, data, null)` on this env's thread once `object`
+  /// has been collected (or at the env's teardown, after its cleanup
+  /// hooks). `finalize` must not unwind.
+  pub fn add_finalizer(
+    self,
+    object: sys::napi_value,
+    data: *mut c_void,
+    finalize: unsafe extern "C" fn(sys::napi_env, *mut c_void, *mut c_void),
+  ) -> NResult<()> {
+    // SAFETY: live env on its thread (Js::new); no reference is asked for.
+    check(unsafe {
+      sys::napi_add_finalizer(
+        self.env,
+        object,
+        data,
+        Some(finalize),
+        ptr::null_mut(),
+        ptr::null_mut(),
+      )
+    })
+  }
+
   /// `a === b`.
   pub fn strict_equals(self, a: sys::napi_value, b: sys::napi_value) -> NResult<bool> {
     let mut out = false;

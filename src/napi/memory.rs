@@ -149,10 +149,25 @@ pub unsafe fn holds(location: &Location, expected: Expected) -> bool {
 /// How [`free_lock_word`] frees an AsyncLock's word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Free {
-  /// unlock() of a word at 2 (CONTENDED): 2 → 0 if it is still 2.
-  Contended,
+  /// unlock() of a word seen contended (`owner << 1 | 1`, the value
+  /// given): → 0 if it still holds it (`crate::robust::release`).
+  Contended(i32),
   /// forceUnlock(): → 0 whatever it holds.
   Any,
+}
+
+/// The i32 of the Int32Array element at `location`; a `Type` failure for
+/// any other element.
+///
+/// # Safety
+/// As [`holds`]: the SharedArrayBuffer behind `location` must be alive
+/// while the result is used.
+unsafe fn lock_word(location: &Location) -> NResult<&AtomicI32> {
+  if location.element != Element::Int32 {
+    return Err(Failure::Type("typedArray must be an Int32Array".into()));
+  }
+  // SAFETY: as in `holds`, for the i32 of an Int32Array element.
+  Ok(unsafe { AtomicI32::from_ptr(location.key as *mut i32) })
 }
 
 /// Frees the AsyncLock word at `location` (an Int32Array element; a `Type`
@@ -163,15 +178,23 @@ pub enum Free {
 /// # Safety
 /// As [`holds`]: the SharedArrayBuffer behind `location` must be alive.
 pub unsafe fn free_lock_word(location: &Location, how: Free) -> NResult<i32> {
-  if location.element != Element::Int32 {
-    return Err(Failure::Type("typedArray must be an Int32Array".into()));
-  }
-  // SAFETY: as in `holds`, for the i32 of an Int32Array element.
-  let cell = unsafe { AtomicI32::from_ptr(location.key as *mut i32) };
+  // SAFETY: the caller keeps the buffer alive for this call.
+  let cell = unsafe { lock_word(location) }?;
   Ok(match how {
-    Free::Contended => match cell.compare_exchange(2, 0, Ordering::SeqCst, Ordering::SeqCst) {
-      Ok(held) | Err(held) => held,
-    },
+    Free::Contended(held) => crate::robust::release(cell, held),
     Free::Any => cell.swap(0, Ordering::SeqCst),
   })
+}
+
+/// The env of `owner` is ending: frees the AsyncLock word at `key` (the
+/// address of an Int32Array element) if `owner` holds it
+/// (`crate::robust::release_dead`).
+///
+/// # Safety
+/// `key` must be the address of an Int32Array element of a
+/// SharedArrayBuffer that stays alive for the call.
+pub unsafe fn release_dead_word(key: usize, owner: u32) -> Option<bool> {
+  // SAFETY: as the caller promises; other threads only touch it atomically.
+  let cell = unsafe { AtomicI32::from_ptr(key as *mut i32) };
+  crate::robust::release_dead(cell, owner)
 }

@@ -20,6 +20,7 @@
 
 mod env;
 mod ffi;
+mod locks;
 mod memory;
 mod resolver;
 mod shared;
@@ -36,7 +37,8 @@ use once_cell::sync::Lazy;
 use self::env::Tsfn;
 use self::env::{Pending, Promise, Settler};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
-use self::memory::{expected, free_lock_word, holds, locate, Free, Location};
+use self::locks::{lock_holder, lock_owner, lock_watch, release_lock};
+use self::memory::{expected, holds, locate, Location};
 use crate::core::{CoreApi, Slice};
 use crate::registry::Enqueued;
 
@@ -380,65 +382,6 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
   js.number(n as f64)
 }
 
-/// `releaseLock(i32a, index, all)` → what the AsyncLock word held: frees it
-/// and wakes its waiters in one call, so that a release can never stop
-/// half-way with the word free and its waiter asleep (in JS, near the stack
-/// limit, the notify after the exchange could throw, and so could the
-/// steps that undo it). `all` false is unlock() of a word seen at 2:
-/// 2 → 0, then notify 1 (nothing if it no longer held 2: forceUnlock()
-/// reset it); `all` true is forceUnlock(): → 0, then notify all.
-///
-/// A throw means nothing was done. Once the word is written this returns
-/// what it held, if the notify returned; if it failed (a panic in the core)
-/// and then its retry too, what it held minus [`HANDED`] when a thread of
-/// the core retries it from now on (`CoreApi::notify_later`: no JavaScript
-/// needed, which may be out of stack), or minus [`OWED`] when none could,
-/// for lib/async-lock.js to pass the wake-up on. Both are below any i32.
-fn release_lock(js: Js, [array, index, all]: [sys::napi_value; 3]) -> NResult<sys::napi_value> {
-  let index = js
-    .f64(index)
-    .map_err(|_| Failure::Type("index must be a number".into()))?;
-  let all = js
-    .bool(all)
-    .map_err(|_| Failure::Type("all must be a boolean".into()))?;
-  let location = locate(js, array, index)?;
-  let (how, count) = if all {
-    (Free::Any, usize::MAX)
-  } else {
-    (Free::Contended, 1)
-  };
-  // SAFETY: `array`, a JS argument of this call, roots the buffer.
-  let held = unsafe { free_lock_word(&location, how) }?;
-  if how == Free::Contended && held != 2 {
-    return js.number(f64::from(held));
-  }
-  // (A panic in the core comes back as Err: nothing here unwinds past the
-  // write. The retry is for one that came before the notify did anything,
-  // as an injected one does. One that interrupted a notify part-way may
-  // make the retry wake one more waiter than asked (a spurious wake-up,
-  // which a lock's waiter takes for one), and loses any async waiter the
-  // first try had already taken off its queue: see `wake::wake`.)
-  let core = core();
-  let woke = core
-    .notify(location.key, count)
-    .or_else(|_| core.notify(location.key, count));
-  js.number(if woke.is_ok() {
-    f64::from(held)
-  } else if core.notify_later(location.key, count) == Ok(true) {
-    f64::from(held) - HANDED
-  } else {
-    f64::from(held) - OWED
-  })
-}
-
-/// What `releaseLock` subtracts from the word's old value when its wake-up
-/// went to the core's retrying thread: 2^32, so that every such result is
-/// below any i32 (and above any minus [`OWED`]).
-const HANDED: f64 = 4_294_967_296.0;
-
-/// What `releaseLock` subtracts when the caller owes the wake-up: 2^33.
-const OWED: f64 = 8_589_934_592.0;
-
 thread_local! {
   /// Whether this thread's `takeFastNotify` has handed the kit over (see
   /// there). Per thread and per copy of the binary (each copy has its own
@@ -677,6 +620,9 @@ callbacks! {
   js_wait_abandon => wait_abandon;
   js_notify => notify;
   js_release_lock => release_lock;
+  js_lock_owner => lock_owner;
+  js_lock_holder => lock_holder;
+  js_lock_watch => lock_watch;
   js_take_fast_notify => take_fast_notify;
   js_address_of => address_of;
   js_notify_at => notify_at;
@@ -703,7 +649,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
   // Read-only, so that code that gets the binding after load cannot
   // replace what a later copy of lib/atomics.js would take from it.
-  let functions: [(&str, Callback); 15] = [
+  let functions: [(&str, Callback); 18] = [
     ("takeFastNotify", js_take_fast_notify),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
@@ -712,6 +658,9 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     ("waitAbandon", js_wait_abandon),
     ("notify", js_notify),
     ("releaseLock", js_release_lock),
+    ("lockOwner", js_lock_owner),
+    ("lockHolder", js_lock_holder),
+    ("lockWatch", js_lock_watch),
     ("setKeepAlive", js_set_keep_alive),
     ("cancel", js_cancel),
     ("setSettler", js_set_settler),

@@ -45,7 +45,7 @@ pub const ABI: &str = concat!(
   "atomics-waitasync core ABI ",
   // The layout of `Exported` and of the core's API: bump it with any
   // change to them that the package version would not show.
-  "2",
+  "3",
   "; version ",
   env!("CARGO_PKG_VERSION"),
   "; ",

@@ -1,0 +1,389 @@
+//! Model checking of AsyncLock's word protocol with loom: the very same
+//! `src/robust.rs` (the release of a dead holder's word, the contended
+//! release) against the JavaScript steps of lib/async-lock.js, mirrored
+//! here step for step (`take_free`, `claim`, `lock`, `unlock`), over a
+//! model of the registry's wait and notify (enqueue only if the word still
+//! holds the expected value, checked under the queue's lock; notify takes
+//! waiters off in FIFO order).
+//!
+//! Checked in every interleaving: no two threads hold the lock at once;
+//! every waiter gets the lock (a lost wake-up shows as a thread asleep for
+//! good: loom reports the deadlock); the first holder after a thread that
+//! ended holding the lock, and only it, learns that it was abandoned; the
+//! word is free at the end.
+//!
+//! Each step that matters has a mutation here that weakens it, and a test
+//! that the model then fails (`#[should_panic]`): a model that cannot fail
+//! proves nothing.
+
+mod sync {
+  pub use loom::sync::atomic::AtomicI32;
+}
+
+#[path = "../src/robust.rs"]
+#[allow(dead_code, reason = "held_by and MAX_OWNER are for the N-API layer")]
+mod robust;
+
+use std::sync::atomic::Ordering::SeqCst;
+
+use loom::sync::atomic::AtomicUsize;
+use loom::sync::{Arc, Condvar, Mutex};
+use loom::thread;
+use robust::{held_by, ABANDONED, FREE, WAITERS};
+
+/// A step of the protocol weakened, to see the model fail.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mutation {
+  None,
+  /// A waiter takes an ABANDONED word as `me`, without WAITERS.
+  TakeAbandonedWithoutWaiters,
+  /// A waiter that found the word free takes it as `me`, without WAITERS.
+  ClaimWithoutWaiters,
+  /// A waiter waits on the word without first setting WAITERS.
+  WaitWithoutSettingWaiters,
+  /// The dead holder's teardown frees the word but wakes nobody.
+  DeadReleaseWithoutNotify,
+  /// The dead holder's teardown tries its compare-exchange once only.
+  DeadReleaseWithoutRetry,
+  /// The dead holder's teardown frees the word as UNLOCKED, not ABANDONED.
+  DeadReleaseAsUnlocked,
+}
+
+/// The word, and the registry's queue on it.
+struct Lock {
+  word: loom::sync::atomic::AtomicI32,
+  /// The queue: tickets of the waiters on the word, oldest first.
+  queue: Mutex<Vec<usize>>,
+  woken: Condvar,
+  tickets: AtomicUsize,
+  /// Threads inside the critical section (never more than one).
+  inside: AtomicUsize,
+  /// How many holders learnt the lock was abandoned.
+  told_abandoned: AtomicUsize,
+  mutation: Mutation,
+}
+
+impl Lock {
+  fn new(word: i32, mutation: Mutation) -> Arc<Lock> {
+    Arc::new(Lock {
+      word: loom::sync::atomic::AtomicI32::new(word),
+      queue: Mutex::new(Vec::new()),
+      woken: Condvar::new(),
+      tickets: AtomicUsize::new(0),
+      inside: AtomicUsize::new(0),
+      told_abandoned: AtomicUsize::new(0),
+      mutation,
+    })
+  }
+
+  /// The binding's wait(i32a, index, expected): queues only if the word
+  /// still holds `expected` (under the queue's lock, as the registry's
+  /// bucket lock), then sleeps until a notify takes it off the queue.
+  fn wait(&self, expected: i32) {
+    let mut queue = self.queue.lock().unwrap();
+    if self.word.load(SeqCst) != expected {
+      return; // "not-equal"
+    }
+    let ticket = self.tickets.fetch_add(1, SeqCst);
+    queue.push(ticket);
+    while queue.contains(&ticket) {
+      queue = self.woken.wait(queue).unwrap();
+    }
+  }
+
+  /// notify(i32a, index, count): wakes the `count` oldest waiters.
+  fn notify(&self, count: usize) {
+    let mut queue = self.queue.lock().unwrap();
+    let n = count.min(queue.len());
+    queue.drain(..n);
+    drop(queue);
+    self.woken.notify_all();
+  }
+
+  /// lib/async-lock.js `takeFree`: the fast path, and tryLock().
+  /// Returns whether it took the lock, and if so whether it was abandoned.
+  fn take_free(&self, me: i32) -> Option<bool> {
+    if self.word.compare_exchange(FREE, me, SeqCst, SeqCst).is_ok() {
+      return Some(false);
+    }
+    let taken = if self.mutation == Mutation::TakeAbandonedWithoutWaiters {
+      me
+    } else {
+      me | WAITERS
+    };
+    self
+      .word
+      .compare_exchange(ABANDONED, taken, SeqCst, SeqCst)
+      .ok()
+      .map(|_| true)
+  }
+
+  /// lib/async-lock.js `claim`: takes a free word as me|1 (Err: whether
+  /// it was abandoned), or returns the value to wait on (Ok).
+  fn claim(&self, me: i32) -> Result<i32, bool> {
+    loop {
+      let seen = self.word.load(SeqCst);
+      if seen == FREE || seen == ABANDONED {
+        let taken = match self.mutation {
+          Mutation::ClaimWithoutWaiters => me,
+          Mutation::TakeAbandonedWithoutWaiters if seen == ABANDONED => me,
+          _ => me | WAITERS,
+        };
+        if self
+          .word
+          .compare_exchange(seen, taken, SeqCst, SeqCst)
+          .is_ok()
+        {
+          return Err(seen == ABANDONED);
+        }
+      } else if seen & WAITERS != 0 || self.mutation == Mutation::WaitWithoutSettingWaiters {
+        return Ok(seen);
+      } else if self
+        .word
+        .compare_exchange(seen, seen | WAITERS, SeqCst, SeqCst)
+        .is_ok()
+      {
+        return Ok(seen | WAITERS);
+      }
+    }
+  }
+
+  /// lib/async-lock.js `lock()` (lockSlow without its spin, which is a
+  /// repeated `take_free`): whether the lock was abandoned.
+  fn lock(&self, me: i32) -> bool {
+    if let Some(abandoned) = self.take_free(me) {
+      return abandoned;
+    }
+    loop {
+      match self.claim(me) {
+        Err(abandoned) => return abandoned,
+        Ok(expected) => self.wait(expected),
+      }
+    }
+  }
+
+  /// lib/async-lock.js `unlockHeld`: a compare-exchange if nobody is
+  /// queued; else the binding's releaseLock (`robust::release`, then
+  /// notify 1).
+  fn unlock(&self, me: i32) {
+    if self.word.compare_exchange(me, FREE, SeqCst, SeqCst).is_ok() {
+      return;
+    }
+    assert_eq!(robust::release(&self.word, me | WAITERS), me | WAITERS);
+    self.notify(1);
+  }
+
+  /// The teardown of the env of `owner` (src/napi/env.rs
+  /// `release_held_locks`): `robust::release_dead`, then wakes one.
+  fn teardown(&self, owner: u32) {
+    let had_waiters = match self.mutation {
+      Mutation::DeadReleaseWithoutRetry => {
+        let seen = self.word.load(SeqCst);
+        if robust::owner_of(seen) != owner {
+          None
+        } else {
+          self
+            .word
+            .compare_exchange(seen, ABANDONED, SeqCst, SeqCst)
+            .ok()
+            .map(|_| seen & WAITERS != 0)
+        }
+      }
+      Mutation::DeadReleaseAsUnlocked => {
+        let had = robust::release_dead(&self.word, owner);
+        if had.is_some() {
+          self.word.store(FREE, SeqCst);
+        }
+        had
+      }
+      _ => robust::release_dead(&self.word, owner),
+    };
+    if had_waiters == Some(true) && self.mutation != Mutation::DeadReleaseWithoutNotify {
+      self.notify(1);
+    }
+  }
+
+  /// A critical section: nobody else inside.
+  fn critical_section(&self, abandoned: bool) {
+    assert_eq!(self.inside.fetch_add(1, SeqCst), 0, "two holders at once");
+    if abandoned {
+      self.told_abandoned.fetch_add(1, SeqCst);
+    }
+    self.inside.fetch_sub(1, SeqCst);
+  }
+}
+
+/// Owner 1 holds the lock and its thread ends (the teardown runs) while
+/// owners 2 and 3 come to take it, each once.
+fn holder_dies_with_two_waiters(mutation: Mutation) {
+  let mut builder = loom::model::Builder::new();
+  builder.preemption_bound = Some(3);
+  builder.check(move || {
+    let lock = Lock::new(held_by(1), mutation);
+    let waiters: Vec<_> = [2u32, 3]
+      .into_iter()
+      .map(|owner| {
+        let lock = lock.clone();
+        thread::spawn(move || {
+          let me = held_by(owner);
+          let abandoned = lock.lock(me);
+          lock.critical_section(abandoned);
+          lock.unlock(me);
+        })
+      })
+      .collect();
+    lock.teardown(1);
+    for waiter in waiters {
+      waiter.join().unwrap();
+    }
+    assert_eq!(
+      lock.told_abandoned.load(SeqCst),
+      1,
+      "exactly one holder learns"
+    );
+    assert_eq!(lock.word.load(SeqCst), FREE);
+  });
+}
+
+/// Owner 1 takes the lock and its thread ends, holding it or after
+/// unlocking it (`dies_holding`), while owner 2 comes to take it once.
+fn holder_ends_with_or_without_the_lock(dies_holding: bool) {
+  let mut builder = loom::model::Builder::new();
+  builder.preemption_bound = Some(3);
+  builder.check(move || {
+    let lock = Lock::new(FREE, Mutation::None);
+    let holder = {
+      let lock = lock.clone();
+      thread::spawn(move || {
+        let me = held_by(1);
+        let abandoned = lock.lock(me);
+        lock.critical_section(abandoned);
+        if !dies_holding {
+          lock.unlock(me);
+        }
+        lock.teardown(1);
+      })
+    };
+    let me = held_by(2);
+    let abandoned = lock.lock(me);
+    lock.critical_section(abandoned);
+    lock.unlock(me);
+    holder.join().unwrap();
+    let told = lock.told_abandoned.load(SeqCst);
+    let end = lock.word.load(SeqCst);
+    if dies_holding {
+      // Owner 2 came after owner 1 died (learns it, frees the word), or
+      // before owner 1 took it (owner 1's death leaves it ABANDONED).
+      assert!(
+        (told == 1 && end == FREE) || (told == 0 && end == ABANDONED),
+        "told {told}, word {end}"
+      );
+    } else {
+      assert_eq!((told, end), (0, FREE));
+    }
+  });
+}
+
+#[test]
+fn a_dead_holders_lock_goes_to_each_waiter_and_the_first_learns_it() {
+  holder_dies_with_two_waiters(Mutation::None);
+}
+
+#[test]
+fn a_thread_that_ends_holding_the_lock_frees_it_for_the_next() {
+  holder_ends_with_or_without_the_lock(true);
+}
+
+#[test]
+fn a_thread_that_ends_after_unlocking_changes_nothing() {
+  holder_ends_with_or_without_the_lock(false);
+}
+
+/// The mutation a child run of this test binary models
+/// (`mutated_model`), by name.
+const MUTATION_VAR: &str = "LOOM_ROBUST_MUTATION";
+
+/// Runs `holder_dies_with_two_waiters` with the mutation named by
+/// [`MUTATION_VAR`]. Run only as a child process of [`fails_with`]: a
+/// lost wake-up is a deadlock, which loom reports by aborting the process.
+#[test]
+#[ignore = "run by the mutation tests, in a child process"]
+fn mutated_model() {
+  let name = std::env::var(MUTATION_VAR).expect("run by a mutation test");
+  let mutation = [
+    Mutation::None,
+    Mutation::TakeAbandonedWithoutWaiters,
+    Mutation::ClaimWithoutWaiters,
+    Mutation::WaitWithoutSettingWaiters,
+    Mutation::DeadReleaseWithoutNotify,
+    Mutation::DeadReleaseWithoutRetry,
+    Mutation::DeadReleaseAsUnlocked,
+  ]
+  .into_iter()
+  .find(|m| format!("{m:?}") == name)
+  .expect("a known mutation");
+  holder_dies_with_two_waiters(mutation);
+  println!("model held");
+}
+
+/// Runs the model with `mutation` in a child process; returns whether it
+/// held, and what the child printed.
+fn run_mutated(mutation: Mutation) -> (bool, String) {
+  let output = std::process::Command::new(std::env::current_exe().unwrap())
+    .args(["--ignored", "--exact", "mutated_model", "--nocapture"])
+    .env(MUTATION_VAR, format!("{mutation:?}"))
+    .output()
+    .unwrap();
+  let printed =
+    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+  (
+    output.status.success() && printed.contains("model held"),
+    printed,
+  )
+}
+
+/// The model fails with `mutation`, for the reason `expected` says.
+fn fails_with(mutation: Mutation, expected: &str) {
+  let (held, printed) = run_mutated(mutation);
+  assert!(!held, "the model held with {mutation:?}");
+  assert!(
+    printed.contains(expected),
+    "{mutation:?} failed, but not with {expected:?}:\n{printed}"
+  );
+}
+
+#[test]
+fn the_unmutated_model_holds_in_a_child_process_too() {
+  let (held, printed) = run_mutated(Mutation::None);
+  assert!(held, "{printed}");
+}
+
+#[test]
+fn mutation_taking_an_abandoned_word_without_waiters_loses_a_wake_up() {
+  fails_with(Mutation::TakeAbandonedWithoutWaiters, "deadlock");
+}
+
+#[test]
+fn mutation_a_waiter_taking_without_waiters_loses_a_wake_up() {
+  fails_with(Mutation::ClaimWithoutWaiters, "deadlock");
+}
+
+#[test]
+fn mutation_waiting_without_setting_waiters_loses_a_wake_up() {
+  fails_with(Mutation::WaitWithoutSettingWaiters, "deadlock");
+}
+
+#[test]
+fn mutation_a_dead_release_that_wakes_nobody_strands_the_waiters() {
+  fails_with(Mutation::DeadReleaseWithoutNotify, "deadlock");
+}
+
+#[test]
+fn mutation_a_dead_release_without_retry_strands_a_waiter() {
+  fails_with(Mutation::DeadReleaseWithoutRetry, "deadlock");
+}
+
+#[test]
+fn mutation_a_dead_release_as_unlocked_tells_nobody() {
+  fails_with(Mutation::DeadReleaseAsUnlocked, "exactly one holder learns");
+}
