@@ -116,6 +116,12 @@ export interface AsyncLockOptions {
  */
 export interface AsyncLockReleaser {
   (): void;
+  /**
+   * Whether this hold was inherited from a thread that ended while holding
+   * the lock (terminated, `process.exit()`, an uncaught exception, its script
+   * ending): what the lock guards may be half updated.
+   */
+  readonly abandoned: boolean;
   [Symbol.dispose](): void;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -127,18 +133,25 @@ export type AsyncLockSource =
 
 /**
  * The mutex of the V8 blog post "Atomics.wait, Atomics.notify,
- * Atomics.waitAsync", in one Int32 slot of a SharedArrayBuffer: 0 unlocked,
- * 1 locked, 2 locked with waiters. `lock()` blocks (workers, and Node's main
- * thread); `executeLocked`/`acquire` never block. Each thread builds its own
- * instance over the same slot (`AsyncLock.from`). Not reentrant, not fair.
+ * Atomics.waitAsync", in one Int32 slot of a SharedArrayBuffer, robust: a
+ * thread that ends while holding it gives it back, and the next holder is
+ * told (`abandoned`). The slot holds 0 when free, 1 when free after its
+ * holder's thread ended, and the holder's owner id << 1 (| 1 when threads
+ * may wait) when held (docs/async-lock.md). `lock()` blocks (workers, and
+ * Node's main thread); `executeLocked`/`acquire` never block. Each thread
+ * builds its own instance over the same slot (`AsyncLock.from`). Not
+ * reentrant, not fair.
  */
 export class AsyncLock {
   /** The slot `new AsyncLock(sab)` uses. */
   static readonly INDEX: 0;
   static readonly UNLOCKED: 0;
+  /** The post's value for a held lock; the slot now holds the holder's owner id << 1. */
   static readonly LOCKED: 1;
-  /** Locked, and threads may be waiting: `unlock()` wakes one. */
+  /** The post's value for a contended lock; the slot now holds owner id << 1 | 1. */
   static readonly CONTENDED: 2;
+  /** The slot of a free lock whose last holder's thread ended holding it. */
+  static readonly ABANDONED: 1;
 
   /**
    * A new instance over the same slot, e.g. in a worker from a posted lock:
@@ -167,7 +180,8 @@ export class AsyncLock {
    * Blocks until this thread holds the lock; with `timeout` (ms), returns
    * false if it could not within it.
    *
-   * @throws {Error} code `'ERR_ASYNC_LOCK_DEADLOCK'`: this instance holds it already.
+   * @throws {Error} code `'ERR_ASYNC_LOCK_DEADLOCK'`: this instance holds it
+   * already, or (without a timeout) another instance of this thread does.
    */
   lock(timeout?: number): boolean;
   /** Takes the lock if free, without waiting. */
@@ -182,6 +196,18 @@ export class AsyncLock {
   release(): void;
   /** Whether any thread holds the lock (a snapshot). */
   isLocked(): boolean;
+  /**
+   * The `threadId` (worker_threads) of the thread holding the lock, or null
+   * if it is free (a snapshot, for debugging); -1 for a holder the process no
+   * longer knows (a slot written by other code).
+   */
+  holder(): number | null;
+  /**
+   * True while this instance holds the lock and took it from a thread that
+   * ended holding it: what the lock guards may be half updated. Only the
+   * first holder after that thread is told; false once it unlocks.
+   */
+  readonly abandoned: boolean;
   /**
    * Runs `f` holding the lock, without blocking; resolves with its result,
    * always releasing first; rejects with f's error, a timeout or an abort.
@@ -200,8 +226,9 @@ export class AsyncLock {
   /** Resolves once the lock is seen free, without taking it. */
   waitForUnlock(options?: AsyncLockOptions): Promise<void>;
   /**
-   * Recovery only (a holder that died): frees the lock whoever holds it and
-   * wakes every waiter. Returns whether it was locked.
+   * Frees the lock whoever holds it and wakes every waiter; returns whether
+   * it was locked. Not needed when a holder's thread ends (the lock is given
+   * back then); breaks mutual exclusion if a live thread holds it.
    */
   forceUnlock(): boolean;
 }

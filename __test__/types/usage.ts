@@ -47,12 +47,20 @@ lockA.unlock();
 lockB.release();
 const lockedNow: boolean = lockC.isLocked();
 void lockedNow;
+const holderId: number | null = lockC.holder();
+void holderId;
+const inherited: boolean = lockC.abandoned;
+void inherited;
+const abandonedState: 1 = AsyncLock.ABANDONED;
+void abandonedState;
 const n: Promise<number> = lockA.executeLocked(() => 1);
 const str: Promise<string> = lockA.runExclusive(async () => 'x', { timeout: 10 });
 void n;
 void str;
 const controller = { aborted: false, addEventListener() {}, removeEventListener() {} };
 void lockA.acquire({ signal: controller, timeout: 5 }).then((release: AsyncLockReleaser) => {
+  const told: boolean = release.abandoned;
+  void told;
   release();
   release[Symbol.dispose]();
   return release[Symbol.asyncDispose]();
@@ -73,3 +81,8 @@ lockA.lock('10');
 void lockA.acquire({ timeout: '10' });
 // @ts-expect-error: the statics are constants
 AsyncLock.LOCKED = 3;
+// @ts-expect-error: abandoned is read-only
+lockA.abandoned = false;
+// @ts-expect-error: holder() may be null
+const holderNumber: number = lockA.holder();
+void holderNumber;
