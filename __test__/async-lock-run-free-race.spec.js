@@ -10,7 +10,7 @@
 // from the bottom of the stack.
 //
 // In a worker, whose globals the test can replace: a fresh copy of
-// lib/async-lock.js whose Reflect.defineProperty fails once, as out of
+// lib/async-lock.js (and lib/core.js) whose Reflect.defineProperty fails once, as out of
 // stack, on the call that marks runFree's promise.
 
 const assert = require('assert');
@@ -29,6 +29,7 @@ const source = `
   };
   const modulePath = require.resolve(workerData.root + '/lib/async-lock');
   delete require.cache[modulePath];
+  delete require.cache[require.resolve(workerData.root + '/lib/core')];
   const { createAsyncLock } = require(modulePath);
   Reflect.defineProperty = realDefine;
   const Lock = createAsyncLock({

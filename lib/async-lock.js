@@ -41,33 +41,18 @@ const { performance } = require('perf_hooks');
 const { isSharedArrayBuffer, isInt32Array } = require('util').types;
 const { threadId } = require('worker_threads');
 const { describe } = require('./describe');
-const { IntrinsicPromise } = require('./pending'); // undefined if not found
+const {
+  ours,
+  reflectDefineProperty,
+  symbolDispose,
+  symbolAsyncDispose,
+  validateTimeout,
+  validateOptions,
+  abortReason,
+} = require('./core');
 
-// Every promise here is an intrinsic %Promise%, made by an async function
-// and chained only with `await`: never with the global Promise of the moment
-// or `then`, which a program may have replaced or changed (zone.js, bluebird,
-// core-js, a subclass, a constructor or a `Symbol.species` that throws, a
-// rewritten `Promise.prototype.constructor`). Each would change what the
-// lock returns or break it: a species that throws, looked up by `then`,
-// made an executeLocked that had taken the lock throw and leave it held, or
-// left a queued waiter that nobody listened to (a lost wake-up).
-//
-// `await p` looks up `p.constructor` and, when that is %Promise%, chains
-// without looking up anything else. So every promise of ours is given an
-// own `constructor`: %Promise% as found at load (lib/pending.js); where it
-// could not be found, `undefined` (the chain then still works, through
-// %Promise.prototype.then%). Promises of the caller's f are awaited as they
-// are, as any code awaiting them would.
-const reflectDefineProperty = Reflect.defineProperty;
-// Null-prototype descriptors: a property a program put on Object.prototype
-// (`get`, a getter `enumerable`) cannot become part of them.
-const kConstructor = { __proto__: null, value: IntrinsicPromise };
 // A release function's own `then` (see makeReleaser).
 const kNoThen = { __proto__: null, value: undefined };
-const ours = (promise) => {
-  reflectDefineProperty(promise, 'constructor', kConstructor);
-  return promise;
-};
 
 const UNLOCKED = 0;
 const ABANDONED = 1;
@@ -102,36 +87,6 @@ const kSpins = 100;
 // property write, no call (near the stack limit any call can throw). A
 // WeakMap did the same for 83 more instructions per look-up.
 
-const symbolDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : undefined;
-const symbolAsyncDispose = typeof Symbol.asyncDispose === 'symbol' ? Symbol.asyncDispose : undefined;
-
-/** A timeout in milliseconds: a number >= 0 (Infinity allowed). */
-function validateTimeout(timeout, name) {
-  if (typeof timeout !== 'number') {
-    throw new TypeError(`The "${name}" argument must be a number of milliseconds. Received ${describe(timeout)}`);
-  }
-  if (!(timeout >= 0)) {
-    throw new RangeError(`The "${name}" argument must be >= 0 (or Infinity). Received ${describe(timeout)}`);
-  }
-  return timeout;
-}
-
-/** `{ timeout, signal }` of the async methods → `{ timeout, signal }`, validated. */
-function validateOptions(options) {
-  if (options === undefined) return { timeout: Infinity, signal: undefined };
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`The "options" argument must be an object. Received ${describe(options)}`);
-  }
-  const timeout = options.timeout === undefined ? Infinity : validateTimeout(options.timeout, 'options.timeout');
-  const signal = options.signal;
-  if (signal !== undefined &&
-      (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean' ||
-       typeof signal.addEventListener !== 'function' || typeof signal.removeEventListener !== 'function')) {
-    throw new TypeError(`The "options.signal" property must be an AbortSignal. Received ${describe(signal)}`);
-  }
-  return { timeout, signal };
-}
-
 function timeoutError(ms) {
   const error = new Error(`Timed out after ${ms} ms waiting for the AsyncLock`);
   error.code = 'ERR_ASYNC_LOCK_TIMEOUT';
@@ -148,15 +103,6 @@ function notHeldError() {
   // The post's message, so code that matched on it keeps working.
   const error = new Error('Tried to unlock while not holding the mutex');
   error.code = 'ERR_ASYNC_LOCK_NOT_HELD';
-  return error;
-}
-
-/** The signal's reason; an AbortError like Node's where `reason` is missing (Node < 17.2). */
-function abortReason(signal) {
-  if (signal.reason !== undefined) return signal.reason;
-  const error = new Error('The operation was aborted');
-  error.name = 'AbortError';
-  error.code = 'ABORT_ERR';
   return error;
 }
 
