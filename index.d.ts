@@ -136,7 +136,7 @@ export type AsyncLockSource =
  * Atomics.waitAsync", in one Int32 slot of a SharedArrayBuffer, robust: a
  * thread that ends while holding it gives it back, and the next holder is
  * told (`abandoned`). The slot holds 0 when free, 1 when free after its
- * holder's thread ended, and the holder's owner id << 1 (| 1 when threads
+ * holder's thread ended, and the holder's threadId + 1, shifted left by one (| 1 when threads
  * may wait) when held (docs/async-lock.md). `lock()` blocks (workers, and
  * Node's main thread); `executeLocked`/`acquire` never block. Each thread
  * builds its own instance over the same slot (`AsyncLock.from`). Not
@@ -146,9 +146,9 @@ export class AsyncLock {
   /** The slot `new AsyncLock(sab)` uses. */
   static readonly INDEX: 0;
   static readonly UNLOCKED: 0;
-  /** The post's value for a held lock; the slot now holds the holder's owner id << 1. */
+  /** The post's value for a held lock; the slot now holds (threadId + 1) << 1. */
   static readonly LOCKED: 1;
-  /** The post's value for a contended lock; the slot now holds owner id << 1 | 1. */
+  /** The post's value for a contended lock; the slot now holds (threadId + 1) << 1 | 1. */
   static readonly CONTENDED: 2;
   /** The slot of a free lock whose last holder's thread ended holding it. */
   static readonly ABANDONED: 1;
@@ -198,8 +198,7 @@ export class AsyncLock {
   isLocked(): boolean;
   /**
    * The `threadId` (worker_threads) of the thread holding the lock, or null
-   * if it is free (a snapshot, for debugging); -1 for a holder the process no
-   * longer knows (a slot written by other code).
+   * if it is free (a snapshot, for debugging).
    */
   holder(): number | null;
   /**

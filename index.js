@@ -37,7 +37,6 @@ const AsyncLock = createAsyncLock({
   releaseLock: binding.releaseLock,
   lockOwner: binding.lockOwner,
   lockWatch: binding.lockWatch,
-  lockHolder: binding.lockHolder,
 });
 
 module.exports = {

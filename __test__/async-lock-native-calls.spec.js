@@ -26,7 +26,6 @@ function countingLock() {
   const AsyncLock = createAsyncLock({
     lockOwner: binding.lockOwner,
     lockWatch: binding.lockWatch,
-    lockHolder: binding.lockHolder,
     wait(...args) {
       calls.wait++;
       return api.wait(...args);

@@ -39,7 +39,6 @@ const source = `
     releaseLock: binding.releaseLock,
     lockOwner: binding.lockOwner,
     lockWatch: binding.lockWatch,
-    lockHolder: binding.lockHolder,
   });
   const lock = new Lock();
   const other = new Lock(lock.sab);

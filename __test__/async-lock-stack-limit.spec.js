@@ -234,7 +234,6 @@ describe('AsyncLock when every step of a contended release from some point on th
   const Lock = createAsyncLock({
     lockOwner: binding.lockOwner,
     lockWatch: binding.lockWatch,
-    lockHolder: binding.lockHolder,
     wait: api.wait,
     waitAsync: api.waitAsync,
     notify(...args) {

@@ -127,7 +127,6 @@ function lockWithFailingNotify(makeError) {
   const AsyncLock = createAsyncLock({
     lockOwner: binding.lockOwner,
     lockWatch: binding.lockWatch,
-    lockHolder: binding.lockHolder,
     wait: api.wait,
     waitAsync: api.waitAsync,
     notify(...args) {

@@ -6,10 +6,11 @@
 // Atomics.compareExchange each and makes no native call; and robust: the
 // word names the thread that holds it, so that when that thread ends
 // holding it, its teardown frees it (src/robust.rs, src/napi/env.rs
-// `release_held_locks`) and the next holder learns that it was abandoned.
+// `release_held`) and the next holder learns that it was abandoned.
 //
 // The state word, i32a[index] (src/robust.rs; `me` is this thread's owner
-// id << 1, from the binding's lockOwner, the same for every lock):
+// id << 1: its worker_threads threadId + 1, claimed through the binding's
+// lockOwner, the same for every lock and every copy of the package):
 //
 //   value     name       meaning                           who moves it
 //   --------  ---------  --------------------------------  ----------------------------------------
@@ -112,7 +113,7 @@ function notHeldError() {
  * binding's "free the word and notify" (src/napi/mod.rs `release_lock`):
  * the package's own, or wrappers of them in tests.
  */
-function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lockWatch, lockHolder }) {
+function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lockWatch }) {
   // This thread's owner id << 1 (see above): asked of the binding when the
   // first lock is made, the same for every lock of the thread after.
   let me = 0;
@@ -675,17 +676,14 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
 
     /**
      * The `threadId` (worker_threads) of the thread that holds the lock now,
-     * or null if it is free (a snapshot, for debugging). -1 for a holder
-     * whose thread has ended without its teardown freeing the word (a word
-     * written by other code).
+     * or null if it is free (a snapshot, for debugging).
      *
      * @returns {number | null}
      */
     holder() {
       stateOf(this);
       const word = Atomics.load(this.i32a, this.index);
-      if (isFree(word)) return null;
-      return lockHolder(word >>> 1);
+      return isFree(word) ? null : (word >>> 1) - 1;
     }
 
     /**

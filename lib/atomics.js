@@ -18,6 +18,7 @@ const {
   typedArrayLength,
 } = require('./describe');
 const { pendingPromises, kTable } = require('./pending');
+const { ours, validateSignal, abortReason } = require('./core');
 const { isMainThread } = require('worker_threads');
 
 
@@ -394,6 +395,11 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
    * { async: true, value: Promise<'ok' | 'timed-out'> }.
    */
   function waitAsync(typedArray, index, value, timeout) {
+    // A 5th argument, `{ signal }`, makes the wait cancellable; read
+    // through `arguments`, so that the function's length stays the spec's 4.
+    if (arguments.length > 4 && arguments[4] !== undefined) {
+      return waitAsyncCancellable(typedArray, index, value, timeout, arguments[4]);
+    }
     const result = doWait(binding.waitAsync, reservePromise, typedArray, index, value, timeout);
     if (typeof result !== 'number') {
       return { async: true, value: result }; // the binding's own promise
@@ -419,6 +425,60 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
     table.spare = undefined;
     table.spareResolve = undefined;
     return { async: true, value: promise };
+  }
+
+  /**
+   * waitAsync(typedArray, index, value, timeout, { signal }): the spec's
+   * steps first (their errors, their coercions, once), then: an aborted
+   * signal rejects with its reason, queueing nothing; otherwise as
+   * waitAsync, and should the signal abort while the waiter is queued, the
+   * waiter leaves the queue (a later notify neither wakes nor counts it)
+   * and the promise rejects with the signal's reason.
+   */
+  function waitAsyncCancellable(typedArray, index, value, timeout, options) {
+    const { i, v, t } = prepare(typedArray, index, value, timeout);
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`The "options" argument must be an object. Received ${describe(options)}`);
+    }
+    const signal = validateSignal(options.signal);
+    if (signal !== undefined && signal.aborted) {
+      return { async: true, value: rejected(abortReason(signal)) };
+    }
+    const result = waitAsync(typedArray, i, v, t);
+    if (signal === undefined || !result.async) return result;
+    const [slot, id] = binding.lastQueued();
+    return { async: true, value: settledOrAborted(result.value, signal, slot, id) };
+  }
+
+  /**
+   * The outcome of the queued waiter `promise` (in `slot`, with `id`), or,
+   * if `signal` aborts first, its reason once the waiter has left the queue.
+   */
+  async function settledOrAborted(promise, signal, slot, id) {
+    const onAbort = () => {
+      // Not if it settled meanwhile (its slot may hold another waiter by
+      // now: the id tells), or is being settled.
+      if (!binding.cancel(slot, id)) return;
+      // Taken back: its promise resolves with undefined. (A deferred's did,
+      // in the binding; one of lib/pending.js's is resolved here.)
+      const table = pending;
+      if (table !== null && table.resolvers[slot] !== undefined) {
+        const resolve = table.resolvers[slot];
+        table.resolvers[slot] = undefined;
+        table.arrays[slot] = undefined;
+        table.live--;
+        resolve(undefined);
+      }
+    };
+    signal.addEventListener('abort', onAbort);
+    let outcome;
+    try {
+      outcome = await ours(promise);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    if (outcome === undefined) throw abortReason(signal);
+    return outcome;
   }
 
   /**
@@ -507,6 +567,11 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
   }
 
   return { waitAsync, wait, notify, ref, unref, waitersForTesting };
+}
+
+/** An intrinsic promise rejected with `reason`. */
+async function rejected(reason) {
+  throw reason;
 }
 
 module.exports = { createAtomics, skippingNotify, kEngineWait, OK, NOT_EQUAL, TIMED_OUT };

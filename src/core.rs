@@ -69,17 +69,10 @@ pub struct Core<S> {
   /// Threads retrying a wake-up whose notify failed
   /// ([`CoreApi::notify_later`]), at most [`RETRIERS`].
   retriers: AtomicUsize,
-  /// AsyncLock owners ([`CoreApi::lock_owner`]): the threadId each live
-  /// one was given for, and the last one given out.
-  owners: parking_lot::Mutex<Owners>,
-}
-
-/// The AsyncLock owners given out so far (see [`crate::robust`]).
-#[derive(Default)]
-struct Owners {
-  last: u32,
-  /// The threadId of each owner whose env is still alive.
-  thread_ids: std::collections::HashMap<u32, f64>,
+  /// AsyncLock owners in use ([`CoreApi::claim_owner`]): the system
+  /// thread of each, and how many envs (one per copy of the package) claim
+  /// it there.
+  owners: parking_lot::Mutex<std::collections::HashMap<u32, (std::thread::ThreadId, usize)>>,
 }
 
 /// The most threads [`CoreApi::notify_later`] runs at once: a notify fails
@@ -98,7 +91,7 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
       panic_in: std::sync::Mutex::new(None),
       armed: AtomicBool::new(false),
       retriers: AtomicUsize::new(0),
-      owners: parking_lot::Mutex::new(Owners::default()),
+      owners: parking_lot::Mutex::new(std::collections::HashMap::new()),
     }
   }
 
@@ -375,18 +368,15 @@ pub trait CoreApi<S>: Sync {
   /// for readers outside Rust: every copy of the package reads the owner's.
   fn may_wait_counts(&'static self) -> Guarded<(*const u32, usize)>;
 
-  /// A new AsyncLock owner (see [`crate::robust`]) for an env of the
-  /// thread `thread_id` (worker_threads' `threadId`, for
-  /// [`lock_holder`](Self::lock_holder)): unique in the process, among
-  /// every copy of the package, and never given out again. `None` once all
-  /// [`MAX_OWNER`](crate::robust::MAX_OWNER) are used up.
-  fn lock_owner(&'static self, thread_id: f64) -> Guarded<Option<u32>>;
+  /// Claims the AsyncLock owner `owner` (see [`crate::robust`]: the
+  /// thread's worker_threads `threadId` + 1, unique in the process and
+  /// never reused) for an env of the calling system thread. False if an
+  /// env of another system thread holds it: the runtime gave two threads
+  /// one threadId, and their locks could not be told apart. Every copy of
+  /// the package loaded in a thread claims the same owner there.
+  fn claim_owner(&'static self, owner: u32) -> Guarded<bool>;
 
-  /// The threadId `owner` was given for, while its env lives.
-  fn lock_holder(&'static self, owner: u32) -> Guarded<Option<f64>>;
-
-  /// `owner`'s env has ended: [`lock_holder`](Self::lock_holder) no
-  /// longer knows it.
+  /// An env that claimed `owner` has ended.
   fn forget_owner(&'static self, owner: u32) -> Guarded<()>;
 
   /// Test-only: from now on, starting the notifier thread fails.
@@ -591,15 +581,25 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     self.fail_timer_start.store(true, Ordering::Relaxed);
   }
 
-  fn lock_owner(&'static self, thread_id: f64) -> Option<u32> {
+  fn claim_owner(&'static self, owner: u32) -> bool {
+    let here = std::thread::current().id();
     let mut owners = self.owners.lock();
-    if owners.last >= crate::robust::MAX_OWNER {
-      return None;
+    let (thread, envs) = owners.entry(owner).or_insert((here, 0));
+    if *thread != here {
+      return false;
     }
-    owners.last += 1;
-    let owner = owners.last;
-    owners.thread_ids.insert(owner, thread_id);
-    Some(owner)
+    *envs += 1;
+    true
+  }
+
+  fn forget_owner(&'static self, owner: u32) {
+    let mut owners = self.owners.lock();
+    if let Some((_, envs)) = owners.get_mut(&owner) {
+      *envs -= 1;
+      if *envs == 0 {
+        owners.remove(&owner);
+      }
+    }
   }
 }
 
@@ -700,20 +700,12 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     self.guarded("may_wait_counts", || Core::may_wait_counts(self))
   }
 
-  fn lock_owner(&'static self, thread_id: f64) -> Guarded<Option<u32>> {
-    self.guarded("lock_owner", || Core::lock_owner(self, thread_id))
-  }
-
-  fn lock_holder(&'static self, owner: u32) -> Guarded<Option<f64>> {
-    self.guarded("lock_holder", || {
-      self.owners.lock().thread_ids.get(&owner).copied()
-    })
+  fn claim_owner(&'static self, owner: u32) -> Guarded<bool> {
+    self.guarded("claim_owner", || Core::claim_owner(self, owner))
   }
 
   fn forget_owner(&'static self, owner: u32) -> Guarded<()> {
-    self.guarded("forget_owner", || {
-      self.owners.lock().thread_ids.remove(&owner);
-    })
+    self.guarded("forget_owner", || Core::forget_owner(self, owner))
   }
 
   fn fail_timer_start_for_testing(&'static self) -> Guarded<()> {

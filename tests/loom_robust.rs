@@ -174,7 +174,7 @@ impl Lock {
   }
 
   /// The teardown of the env of `owner` (src/napi/env.rs
-  /// `release_held_locks`): `robust::release_dead`, then wakes one.
+  /// `locks::release_held`): `robust::release_dead`, then wakes one.
   fn teardown(&self, owner: u32) {
     let had_waiters = match self.mutation {
       Mutation::DeadReleaseWithoutRetry => {

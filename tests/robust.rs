@@ -16,7 +16,11 @@ fn a_word_names_its_owner_and_free_words_none() {
   assert_eq!(owner_of(held_by(7)), 7);
   assert_eq!(owner_of(held_by(7) | WAITERS), 7);
   assert_eq!(owner_of(held_by(MAX_OWNER) | WAITERS), MAX_OWNER);
-  assert_eq!(held_by(MAX_OWNER) | WAITERS, i32::MAX, "the largest word is an i32");
+  assert_eq!(
+    held_by(MAX_OWNER) | WAITERS,
+    i32::MAX,
+    "the largest word is an i32"
+  );
 }
 
 #[test]

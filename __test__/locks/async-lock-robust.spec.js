@@ -6,7 +6,7 @@
 const assert = require('assert');
 const { Worker, threadId } = require('worker_threads');
 const { AsyncLock, waitersForTesting } = require('../..');
-const { root, until } = require('../helpers');
+const { root, until, runNodeAsync } = require('../helpers');
 
 /**
  * A worker that takes `lock` (lock(), blocking) and posts 'held', then,
@@ -215,6 +215,33 @@ describe('AsyncLock: a thread that ends holding the lock gives it back', functio
     assert.strictEqual(theirs.tryLock(), true);
     assert.strictEqual(theirs.abandoned, true);
     theirs.unlock();
+  });
+
+  it('a lock whose holding instance was garbage-collected is still given back when its thread ends', async () => {
+    // In a child with --expose-gc (workers inherit it).
+    const script = `
+      const { Worker } = require('worker_threads');
+      const { AsyncLock } = require(${JSON.stringify(root)});
+      const lock = new AsyncLock();
+      const worker = new Worker(\`
+        const { parentPort, workerData } = require('worker_threads');
+        const { AsyncLock } = require(workerData.root);
+        AsyncLock.from(workerData.lock).lock(); // the instance is dropped at once
+        for (let i = 0; i < 3; i++) gc();
+        setImmediate(() => { gc(); parentPort.postMessage('collected'); });
+        setInterval(() => {}, 1000);
+      \`, { eval: true, workerData: { root: ${JSON.stringify(root)}, lock } });
+      worker.once('message', async () => {
+        const heldBy = lock.holder() === worker.threadId;
+        await worker.terminate();
+        const release = await lock.acquire({ timeout: 5000 });
+        console.log(JSON.stringify({ heldBy, abandoned: release.abandoned }));
+        release();
+      });
+    `;
+    const result = await runNodeAsync(['--expose-gc', '-e', script]);
+    assert.strictEqual(result.status, 0, result.stderr);
+    assert.deepStrictEqual(JSON.parse(result.stdout), { heldBy: true, abandoned: true });
   });
 
   it('holder() names the holding thread: null when free, this threadId, a worker\'s', async () => {

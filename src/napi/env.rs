@@ -185,6 +185,8 @@ pub struct EnvState {
   /// thread reads or writes it. `None` where external buffers are not
   /// allowed: JS then calls `waitDone`.
   pub wake_unconfirmed: Option<Arc<AtomicI32>>,
+  /// The slot and id of the last waiter `waitAsync` queued (`lastQueued`).
+  pub last_queued: (u32, WaiterId),
   /// This env's AsyncLock owner and the words of its instances, freed at
   /// teardown if still held (`locks::release_held`).
   pub locks: super::locks::Watch,
@@ -447,6 +449,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     unseen_wake: None,
     wake_unconfirmed: None,
     unpassed: Vec::new(),
+    last_queued: (0, 0),
     locks: Default::default(),
   }))));
   // SAFETY: cell is alive until the cleanup hook frees it, which aborts
@@ -565,7 +568,6 @@ fn teardown(js: Js, mut state: EnvState) {
     // A promise in JS goes with the env's heap; a deferred is left to
     // the env's teardown (concluding it needs JS, which may no longer run).
   }
-  super::locks::release_held(js, &state.locks);
   for (_, held) in state.buffers.drain().chain(state.first_buffer.take()) {
     js.delete_reference(held.reference);
   }
@@ -588,6 +590,10 @@ fn teardown(js: Js, mut state: EnvState) {
   if state.abandon_sync_wait().is_err() {
     let _ = state.abandon_sync_wait();
   }
+  // The locks this thread still holds, after its own sync wait has left
+  // its queue (the teardown's wake-up must not go to it). Before the
+  // references to buffers go below: they hold the words' memory.
+  super::locks::release_held(js, &state.locks);
   let mut unseen: Vec<usize> = undelivered.iter().filter_map(Woken::unseen_key).collect();
   unseen.append(&mut state.unpassed);
   super::pass_on(unseen);

@@ -104,6 +104,20 @@ impl Js {
     Ok(out)
   }
 
+  pub fn is_number(self, value: sys::napi_value) -> NResult<bool> {
+    let mut kind = 0;
+    // SAFETY: live env on its thread (Js::new); kind is a live local.
+    check(unsafe { sys::napi_typeof(self.env, value, &mut kind) })?;
+    Ok(kind == sys::ValueType::napi_number)
+  }
+
+  pub fn boolean(self, value: bool) -> NResult<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); out is a live local.
+    check(unsafe { sys::napi_get_boolean(self.env, value, &mut out) })?;
+    Ok(out)
+  }
+
   pub fn is_object(self, value: sys::napi_value) -> NResult<bool> {
     let mut kind = 0;
     // SAFETY: live env on its thread (Js::new); kind is a live local.

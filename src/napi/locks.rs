@@ -126,30 +126,29 @@ pub fn wake_lock_waiter(key: usize, count: usize) -> Woke {
 }
 
 /// `lockOwner(threadId)` → this env's AsyncLock owner (`crate::robust`):
-/// asked of the core on the first call, the same number after.
+/// the thread's worker_threads `threadId` + 1, claimed in the core on the
+/// first call (see `CoreApi::claim_owner`), the same number after.
 pub fn lock_owner(js: Js, [thread_id]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   let thread_id = js
     .f64(thread_id)
     .map_err(|_| Failure::Type("threadId must be a number".into()))?;
+  if !(0.0..f64::from(crate::robust::MAX_OWNER)).contains(&thread_id) || thread_id.fract() != 0.0 {
+    return Err(Failure::Range(format!(
+      "atomics-waitasync: threadId {thread_id} is beyond what an AsyncLock word can name"
+    )));
+  }
+  let owner = thread_id as u32 + 1;
   let watch = env::with_state(js, |state| Ok(state.locks.clone()))?;
   let mut watched = watch.borrow_mut();
   if watched.owner == 0 {
-    watched.owner = core().lock_owner(thread_id)?.ok_or_else(|| {
-      Failure::Error("atomics-waitasync: every AsyncLock owner id is used up".into())
-    })?;
+    if !core().claim_owner(owner)? {
+      return Err(Failure::Error(format!(
+        "atomics-waitasync: another thread has the threadId {thread_id}: AsyncLock could not tell their locks apart"
+      )));
+    }
+    watched.owner = owner;
   }
   js.number(f64::from(watched.owner))
-}
-
-/// `lockHolder(owner)` → the threadId of the thread `owner` was given to,
-/// or -1 if its env has ended (or it is no owner).
-pub fn lock_holder(js: Js, [owner]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
-  let owner = js.f64(owner)?;
-  if !(1.0..=f64::from(crate::robust::MAX_OWNER)).contains(&owner) || owner.fract() != 0.0 {
-    return js.number(-1.0);
-  }
-  let thread_id = core().lock_holder(owner as u32)?;
-  js.number(thread_id.unwrap_or(-1.0))
 }
 
 /// `lockWatch(i32a, index, lock)`: the AsyncLock `lock` of this env uses
@@ -208,6 +207,22 @@ unsafe extern "C" fn lock_unwatched(env: sys::napi_env, data: *mut c_void, _hint
     if watched.closed {
       return;
     }
+    let Some(&(_, watchers)) = watched.words.get(&unwatch.key) else {
+      return;
+    };
+    let held_here = watchers == 1 && watched.owner != 0 && {
+      // SAFETY: the word's buffer is held by a strong reference of
+      // `buffers` (released below at the earliest: this instance counts).
+      let owner = unsafe { memory::owner_of_word(unwatch.key) };
+      owner == watched.owner
+    };
+    if held_here {
+      // The last instance of this env over the word, collected while this
+      // env holds the word (it was dropped without unlocking): no instance
+      // of this env can unlock it any more, so it stays watched, and its
+      // buffer held, for the teardown to free.
+      return;
+    }
     let Some(word) = watched.words.get_mut(&unwatch.key) else {
       return;
     };
@@ -237,7 +252,12 @@ unsafe extern "C" fn lock_unwatched(env: sys::napi_env, data: *mut c_void, _hint
 /// of its waiters, if it may have any, is woken (whichever thread it is
 /// in); then the buffers are let go, and later finalizers do nothing.
 pub fn release_held(js: Js, watch: &Watch) {
-  let mut watched = watch.borrow_mut();
+  // (Never borrowed here: the teardown runs when no call from JS is under
+  // way, and finalizers do not run inside it. Should it be, this does
+  // nothing rather than panic and skip the rest of the teardown.)
+  let Ok(mut watched) = watch.try_borrow_mut() else {
+    return;
+  };
   watched.closed = true;
   if watched.owner != 0 {
     for &key in watched.words.keys() {

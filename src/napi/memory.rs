@@ -186,6 +186,16 @@ pub unsafe fn free_lock_word(location: &Location, how: Free) -> NResult<i32> {
   })
 }
 
+/// The AsyncLock owner the word at `key` names (0 when it is free).
+///
+/// # Safety
+/// As [`release_dead_word`].
+pub unsafe fn owner_of_word(key: usize) -> u32 {
+  // SAFETY: as the caller promises; other threads only touch it atomically.
+  let cell = unsafe { AtomicI32::from_ptr(key as *mut i32) };
+  crate::robust::owner_of(cell.load(Ordering::SeqCst))
+}
+
 /// The env of `owner` is ending: frees the AsyncLock word at `key` (the
 /// address of an Int32Array element) if `owner` holds it
 /// (`crate::robust::release_dead`).

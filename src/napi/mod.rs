@@ -37,7 +37,7 @@ use once_cell::sync::Lazy;
 use self::env::Tsfn;
 use self::env::{Pending, Promise, Settler};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
-use self::locks::{lock_holder, lock_owner, lock_watch, release_lock};
+use self::locks::{lock_owner, lock_watch, release_lock};
 use self::memory::{expected, holds, locate, Location};
 use crate::core::{CoreApi, Slice};
 use crate::registry::Enqueued;
@@ -257,6 +257,7 @@ fn enqueue_async(
       if let Some(pending) = state.pending.get_mut(slot) {
         pending.id = id;
       }
+      state.last_queued = (slot, id);
     }
     Ok(Enqueued::NotEqual) => {
       // The value changed between the two reads.
@@ -298,36 +299,59 @@ pub fn withdraw(pending: &Pending) -> bool {
     .unwrap_or(false)
 }
 
-/// `cancel(slot)`: takes a queued `waitAsync` back (lib/pending.js, when it
-/// could not make the promise). A waiter a notify took first is already
-/// counted: its outcome is on its way, and its wake-up goes on to the next
-/// waiter when it arrives (see `EnvState::cancelled`). A waiter whose
-/// chunk is being settled (`EnvState::settling`) is left alone.
-fn cancel(js: Js, [slot]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+/// `cancel(slot[, id])` → whether it took the waiter back: takes a queued
+/// `waitAsync` back (lib/pending.js, when it could not make the promise;
+/// lib/atomics.js, when the signal of a cancellable wait aborts). With
+/// `id` (from `lastQueued`), only if the waiter in `slot` is still that
+/// one: a slot is reused once its waiter has settled. A waiter a notify
+/// took first is already counted: its outcome is on its way, and its
+/// wake-up goes on to the next waiter when it arrives (see
+/// `EnvState::cancelled`). A waiter whose chunk is being settled
+/// (`EnvState::settling`) is left alone. A deferred taken back resolves
+/// with `undefined`.
+fn cancel(js: Js, [slot, id]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
   let slot = js.f64(slot)?;
   if !(0.0..=f64::from(u32::MAX)).contains(&slot) || slot.fract() != 0.0 {
     return Err(Failure::Range(format!("slot {slot} is out of range")));
   }
   let slot = slot as u32;
-  let conclude = env::with_state(js, |state| {
+  let only = if js.is_number(id)? {
+    Some(js.f64(id)?)
+  } else {
+    None
+  };
+  let (taken, conclude) = env::with_state(js, |state| {
     let mut conclude = None;
+    let mut taken = false;
     if let Some(pending) = state.pending.get_mut(slot) {
       let (key, id, deadline) = (pending.key, pending.id, pending.deadline);
+      if only.is_some_and(|only| only != id as f64) {
+        // Another waiter, in a slot reused since.
+        return Ok((false, None));
+      }
       if state.settling.contains(&id) {
         // Woken, and being settled right now (from a promise hook, say):
         // no longer ours to take back; its promise settles as it is.
-        return Ok(None);
+        return Ok((false, None));
       }
       core().take_back(&mut state.cancelled, key, id, deadline)?;
       conclude = discard(js, state, slot);
+      taken = true;
     }
     state.update_keep_alive();
-    Ok(conclude)
+    Ok((taken, conclude))
   })?;
   if let Some(deferred) = conclude {
     conclude_deferred(js, deferred);
   }
-  js.undefined()
+  js.boolean(taken)
+}
+
+/// `lastQueued()` → `[slot, id]` of the last `waitAsync` this env queued,
+/// for a later `cancel(slot, id)`: its deferred's promise came back alone.
+fn last_queued(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+  let (slot, id) = env::with_state(js, |state| Ok(state.last_queued))?;
+  js.numbers(&[f64::from(slot), id as f64])
 }
 
 /// `setSettler(settle, outcomes)`: lib/pending.js's `settle(n)` and the
@@ -621,13 +645,13 @@ callbacks! {
   js_notify => notify;
   js_release_lock => release_lock;
   js_lock_owner => lock_owner;
-  js_lock_holder => lock_holder;
   js_lock_watch => lock_watch;
   js_take_fast_notify => take_fast_notify;
   js_address_of => address_of;
   js_notify_at => notify_at;
   js_set_keep_alive => set_keep_alive;
   js_cancel => cancel;
+  js_last_queued => last_queued;
   js_set_settler => set_settler;
   js_counts_for_testing => counts_for_testing;
   js_panic_for_testing => panic_for_testing;
@@ -659,10 +683,10 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     ("notify", js_notify),
     ("releaseLock", js_release_lock),
     ("lockOwner", js_lock_owner),
-    ("lockHolder", js_lock_holder),
     ("lockWatch", js_lock_watch),
     ("setKeepAlive", js_set_keep_alive),
     ("cancel", js_cancel),
+    ("lastQueued", js_last_queued),
     ("setSettler", js_set_settler),
     ("countsForTesting", js_counts_for_testing),
     ("panicForTesting", js_panic_for_testing),
