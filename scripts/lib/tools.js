@@ -2,7 +2,8 @@
 // Command-line tools the tests install from the npm registry into the
 // project's cache (scripts/lib/cache.js: ~/.cache/atomics-waitasync/tools),
 // pinned, and reuse while the pinned version is there: the package managers
-// of scripts/test-install.js and tsx for __test__/forced-install-node-loader.spec.js.
+// of scripts/test-install.js and tsx for
+// __test__/polyfill/forced-install-node-loader.spec.js.
 
 const { spawnSync } = require('child_process');
 const fs = require('fs');

@@ -1,0 +1,129 @@
+'use strict';
+// A notify that picks a waiter whose worker is being terminated must not
+// lose the wake-up: the dying thread never sees it, so it goes on to the
+// next waiter, as if the dead one had never been queued.
+//
+// The window is real: a worker blocked in wait() stays queued until its
+// current 10 ms slice ends, and a pending waitAsync until the worker's env
+// is torn down, so `worker.terminate(); notify(ta, i, 1)` picks it every
+// time. Native Atomics on Node 20 lose the wake-up in this very sequence
+// (10 of 10 for wait, 9 of 10 for waitAsync; the next waiter sleeps on).
+
+const assert = require('assert');
+const { Worker } = require('worker_threads');
+const { notify, waitersForTesting, AsyncLock } = require('../..');
+const { root, until } = require('../helpers');
+
+// Every worker a test starts, terminated after each test: a failing test
+// would otherwise leave a waiter blocked and mocha hanging.
+const started = [];
+function track(worker) {
+  started.push(worker);
+  return worker;
+}
+
+/** A worker that waits on ta[index] (wait or waitAsync) and posts the result. */
+function waiter(sab, mode, index = 0) {
+  const source = `
+    const { workerData, parentPort } = require('worker_threads');
+    const { wait, waitAsync } = require(workerData.root);
+    const ta = new Int32Array(workerData.sab);
+    if (workerData.mode === 'wait') {
+      parentPort.postMessage(wait(ta, workerData.index, 0));
+    } else {
+      waitAsync(ta, workerData.index, 0).value.then((value) => parentPort.postMessage(value));
+    }
+  `;
+  const worker = track(new Worker(source, { eval: true, workerData: { root, sab, mode, index } }));
+  const result = new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  return { worker, result, exited };
+}
+
+/** Two waiter workers on ta[0] of a fresh buffer, queued in this order. */
+async function twoWaiters(mode) {
+  const sab = new SharedArrayBuffer(8);
+  const ta = new Int32Array(sab);
+  const first = waiter(sab, mode);
+  await until(() => waitersForTesting(ta, 0).registry === 1, 'the first waiter to queue');
+  const second = waiter(sab, mode);
+  await until(() => waitersForTesting(ta, 0).registry === 2, 'the second waiter to queue');
+  return { ta, first, second };
+}
+
+/** Resolves with `promise`'s value, or with 'still waiting' after `ms`. */
+function within(promise, ms) {
+  let timer;
+  const late = new Promise((resolve) => (timer = setTimeout(resolve, ms, 'still waiting')));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+describe('a wake-up that hits a terminated worker goes on to the next waiter', function () {
+  this.timeout(60000);
+  const rounds = 5;
+
+  afterEach(() => Promise.all(started.splice(0).map((worker) => worker.terminate())));
+
+  for (const mode of ['wait', 'waitAsync']) {
+    it(`${mode}: terminate() the first waiter, then notify one: the second wakes`, async () => {
+      for (let round = 0; round < rounds; round++) {
+        const { ta, first, second } = await twoWaiters(mode);
+        first.worker.terminate();
+        assert.strictEqual(notify(ta, 0, 1), 1);
+        assert.strictEqual(await within(second.result, 5000), 'ok', `round ${round}: the wake-up was lost`);
+        await first.exited;
+        assert.strictEqual(waitersForTesting(ta, 0).registry, 0);
+      }
+    });
+  }
+
+  it('a wake-up the terminated worker did see is not passed on', async () => {
+    for (const mode of ['wait', 'waitAsync']) {
+      const { ta, first, second } = await twoWaiters(mode);
+      assert.strictEqual(notify(ta, 0, 1), 1);
+      assert.strictEqual(await first.result, 'ok', 'the first waiter saw its wake-up');
+      await first.worker.terminate();
+      assert.strictEqual(waitersForTesting(ta, 0).registry, 1, `${mode}: the second waiter is still queued`);
+      assert.strictEqual(await within(second.result, 100), 'still waiting');
+      assert.strictEqual(notify(ta, 0, 1), 1);
+      assert.strictEqual(await second.result, 'ok');
+    }
+  });
+
+  it('AsyncLock: a waiter terminated just before unlock() does not strand the others', async () => {
+    const source = `
+      const { workerData } = require('worker_threads');
+      const { AsyncLock } = require(workerData.root);
+      const lock = AsyncLock.from(workerData.lock);
+      const flags = new Int32Array(workerData.flags);
+      lock.lock();
+      Atomics.store(flags, workerData.slot, 1); // acquired
+      lock.unlock();
+    `;
+    for (let round = 0; round < rounds; round++) {
+      const lock = new AsyncLock();
+      const flags = new Int32Array(new SharedArrayBuffer(8));
+      const start = (slot) => {
+        const worker = track(new Worker(source, { eval: true, workerData: { root, lock, flags: flags.buffer, slot } }));
+        return { worker, exited: new Promise((resolve) => worker.once('exit', resolve)) };
+      };
+      lock.lock(); // the main thread holds it; both workers block in lock()
+      const first = start(0);
+      await until(() => waitersForTesting().registry === 1, 'the first worker to block');
+      const second = start(1);
+      await until(() => waitersForTesting().registry === 2, 'the second worker to block');
+      first.worker.terminate();
+      lock.unlock(); // wakes the first in line: the dying worker
+      await within(
+        until(() => Atomics.load(flags, 1) === 1, 'the second worker to get the lock', 5000),
+        6000
+      );
+      assert.strictEqual(Atomics.load(flags, 1), 1, `round ${round}: the second worker never got the lock`);
+      await Promise.all([first.exited, second.exited]);
+      assert.strictEqual(lock.isLocked(), false);
+    }
+  });
+});
