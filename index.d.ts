@@ -10,7 +10,10 @@ export interface WaitAsyncSyncResult {
   value: 'not-equal' | 'timed-out';
 }
 
-/** The asynchronous result of `waitAsync`; the promise never rejects. */
+/**
+ * The asynchronous result of `waitAsync`. The promise never rejects, except
+ * with the reason of the `signal` of a cancellable wait (`WaitAsyncOptions`).
+ */
 export interface WaitAsyncAsyncResult {
   async: true;
   value: Promise<'ok' | 'timed-out'>;
@@ -26,8 +29,31 @@ export type WaitAsyncResult = WaitAsyncSyncResult | WaitAsyncAsyncResult;
  *   over a SharedArrayBuffer, or `value` has the wrong type.
  * @throws {RangeError} `index` is out of range.
  */
-export function waitAsync(typedArray: Int32Array, index: number, value: number, timeout?: number): WaitAsyncResult;
-export function waitAsync(typedArray: BigInt64Array, index: number, value: bigint, timeout?: number): WaitAsyncResult;
+export function waitAsync(
+  typedArray: Int32Array,
+  index: number,
+  value: number,
+  timeout?: number,
+  options?: WaitAsyncOptions
+): WaitAsyncResult;
+export function waitAsync(
+  typedArray: BigInt64Array,
+  index: number,
+  value: bigint,
+  timeout?: number,
+  options?: WaitAsyncOptions
+): WaitAsyncResult;
+
+/**
+ * The package's own 5th argument of `waitAsync` (the spec's four are
+ * unchanged): with `signal`, an abort takes the waiter out of its queue (a
+ * later `notify` neither wakes nor counts it) and the promise rejects with
+ * `signal.reason` (an AbortError where the runtime has none); an already
+ * aborted signal rejects without queueing, after the spec's argument checks.
+ */
+export interface WaitAsyncOptions {
+  signal?: AsyncLockAbortSignal;
+}
 
 /**
  * `Atomics.wait` as ECMA-262 defines it: blocks the calling thread until
@@ -131,6 +157,59 @@ export type AsyncLockSource =
   | { readonly i32a: Int32Array; readonly index?: number }
   | { readonly sab: SharedArrayBuffer; readonly index?: number };
 
+/** A condition variable's async wait bounds: as `AsyncLockOptions`. */
+export type ConditionOptions = AsyncLockOptions;
+
+/**
+ * A condition variable in one Int32 slot of a SharedArrayBuffer, used with
+ * an `AsyncLock`: `wait(lock)` blocks (workers, Node's main thread),
+ * `waitAsync(lock)` never does. A wait releases the lock and holds it again
+ * when it returns, however it ends. Wake-ups may be spurious: wait in a loop
+ * on your own condition. Each thread builds its own instance over the same
+ * slot (`Condition.from`).
+ */
+export class Condition {
+  /** The bytes of SharedArrayBuffer a condition takes. */
+  static readonly BYTES: 4;
+  /**
+   * A new instance over the slot of a posted one (`{ sab, i32a, index }`).
+   *
+   * @throws {TypeError} `value` has neither `i32a` nor `sab`.
+   */
+  static from(value: AsyncLockSource): Condition;
+  /**
+   * `new Condition()` (a fresh 4-byte SharedArrayBuffer), `new Condition(sab)`
+   * (its first Int32), `new Condition(sab, index)`, `new Condition(int32Array, index)`.
+   *
+   * @throws {TypeError} `sab` is not a SharedArrayBuffer or an Int32Array over one.
+   * @throws {RangeError} `index` is not an integer slot of the array.
+   */
+  constructor(sab?: SharedArrayBuffer | Int32Array, index?: number);
+
+  readonly sab: SharedArrayBuffer;
+  readonly i32a: Int32Array;
+  readonly index: number;
+
+  /**
+   * Releases `lock` (held by this thread through that instance), blocks until
+   * notified or `timeout` ms passed, takes the lock again; true if woken (or
+   * spuriously), false on timeout. Check `lock.abandoned` after it.
+   *
+   * @throws {Error} code `'ERR_ASYNC_LOCK_NOT_HELD'`: `lock` is not held through this instance.
+   */
+  wait(lock: AsyncLock, timeout?: number): boolean;
+  /**
+   * `wait(lock)` without blocking: resolves holding the lock again; rejects
+   * with `options.signal`'s reason (holding the lock again) if it aborts
+   * first. Use inside `lock.executeLocked(f)` or between `acquire()` and its release.
+   */
+  waitAsync(lock: AsyncLock, options?: ConditionOptions): Promise<boolean>;
+  /** Wakes up to `count` (default 1) waiters, oldest first; returns how many were asleep. */
+  notify(count?: number): number;
+  /** Wakes every waiter; returns how many. */
+  notifyAll(): number;
+}
+
 /**
  * The mutex of the V8 blog post "Atomics.wait, Atomics.notify,
  * Atomics.waitAsync", in one Int32 slot of a SharedArrayBuffer, robust: a
@@ -152,6 +231,8 @@ export class AsyncLock {
   static readonly CONTENDED: 2;
   /** The slot of a free lock whose last holder's thread ended holding it. */
   static readonly ABANDONED: 1;
+  /** The bytes of SharedArrayBuffer a lock takes. */
+  static readonly BYTES: 4;
 
   /**
    * A new instance over the same slot, e.g. in a worker from a posted lock:

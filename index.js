@@ -8,6 +8,7 @@ const binding = require('./binding');
 const { createAtomics } = require('./lib/atomics');
 const { createPolyfill } = require('./lib/polyfill');
 const { createAsyncLock } = require('./lib/async-lock');
+const { createCondition } = require('./lib/condition');
 const { preloadInWorkers, PLAIN_PRELOAD, FORCE_PRELOAD } = require('./lib/workers');
 
 const atomics = createAtomics(binding);
@@ -39,6 +40,14 @@ const AsyncLock = createAsyncLock({
   lockWatch: binding.lockWatch,
 });
 
+// A condition variable over the lock, through the same triple.
+const Condition = createCondition({
+  wait: atomics.wait,
+  waitAsync: atomics.waitAsync,
+  notify: atomics.notify,
+  AsyncLock,
+});
+
 module.exports = {
   waitAsync: atomics.waitAsync,
   wait: atomics.wait,
@@ -49,6 +58,8 @@ module.exports = {
   install,
   // The post's mutex, done right: lib/async-lock.js.
   AsyncLock,
+  // A condition variable over an AsyncLock: lib/condition.js.
+  Condition,
   // Test-only (not in index.d.ts): registry and pending-waiter counts.
   waitersForTesting: atomics.waitersForTesting,
 };

@@ -39,10 +39,11 @@
 // would not see ours).
 
 const { performance } = require('perf_hooks');
-const { isSharedArrayBuffer, isInt32Array } = require('util').types;
 const { threadId } = require('worker_threads');
 const { describe } = require('./describe');
 const {
+  int32Slot,
+  fromPosted,
   ours,
   reflectDefineProperty,
   symbolDispose,
@@ -566,34 +567,10 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
         // when its holder's thread ends.
         throw new Error('atomics-waitasync: the loaded binary has no lockWatch: AsyncLock needs a binary of this version (npx atomics-waitasync-build)');
       }
-      let i32a;
-      if (sab === undefined) {
-        sab = new SharedArrayBuffer(4);
-        i32a = new Int32Array(sab);
-      } else if (isSharedArrayBuffer(sab)) {
-        i32a = new Int32Array(sab, 0, Math.floor(sab.byteLength / 4));
-      } else if (isInt32Array(sab) && isSharedArrayBuffer(sab.buffer)) {
-        i32a = sab;
-        sab = sab.buffer;
-      } else {
-        throw new TypeError(
-          `The "sab" argument must be a SharedArrayBuffer or an Int32Array over one. Received ${describe(sab)}`
-        );
-      }
-      if (i32a.length === 0) {
-        throw new RangeError(`The "sab" argument must hold at least one Int32 (4 bytes). Received ${sab.byteLength} bytes`);
-      }
-      if (index === undefined) {
-        index = AsyncLock.INDEX;
-      } else if (typeof index !== 'number') {
-        throw new TypeError(`The "index" argument must be a number. Received ${describe(index)}`);
-      }
-      if (!(Number.isInteger(index) && index >= 0 && index < i32a.length)) {
-        throw new RangeError(
-          `The "index" argument must be an integer from 0 to ${i32a.length - 1} (the Int32 slots of the buffer). ` +
-            `Received ${describe(index)}`
-        );
-      }
+      const slot = int32Slot(sab, index, AsyncLock.INDEX, 4);
+      sab = slot.sab;
+      const i32a = slot.i32a;
+      index = slot.index;
       /** The SharedArrayBuffer (as in the post). */
       this.sab = sab;
       /** The Int32Array the state word lives in (as in the post). */
@@ -616,12 +593,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      *   const lock = AsyncLock.from(msg.lock);  // worker
      */
     static from(value) {
-      if (value === null || typeof value !== 'object' || (value.i32a === undefined && value.sab === undefined)) {
-        throw new TypeError(
-          `The "value" argument must be an AsyncLock or its posted copy { sab, i32a, index }. Received ${describe(value)}`
-        );
-      }
-      return new AsyncLock(value.i32a !== undefined ? value.i32a : value.sab, value.index);
+      return new AsyncLock(...fromPosted(value, 'an AsyncLock'));
     }
 
     /**
@@ -813,6 +785,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
   AsyncLock.CONTENDED = CONTENDED;
   /** The word of a free lock whose last holder's thread ended holding it. */
   AsyncLock.ABANDONED = ABANDONED;
+  /** The bytes of SharedArrayBuffer a lock takes. */
+  AsyncLock.BYTES = 4;
 
   return AsyncLock;
 }

@@ -3,6 +3,7 @@
 // shares: intrinsic promises, the `{ timeout, signal }` options and their
 // errors, Symbol.dispose where the runtime has it.
 
+const { isSharedArrayBuffer, isInt32Array } = require('util').types;
 const { describe } = require('./describe');
 const { IntrinsicPromise } = require('./pending'); // undefined if not found
 
@@ -77,7 +78,61 @@ function abortReason(signal) {
   return error;
 }
 
+/**
+ * The Int32 slot a primitive lives in, from its constructor's arguments:
+ * `(sab)` → element `defaultIndex` of an Int32Array over the whole buffer;
+ * `(sab, index)` or `(int32Array, index)` → that element; `()` → a fresh
+ * buffer of `bytes` bytes. Errors name the arguments `"sab"` and `"index"`.
+ */
+function int32Slot(sab, index, defaultIndex, bytes) {
+  let i32a;
+  if (sab === undefined) {
+    sab = new SharedArrayBuffer(bytes);
+    i32a = new Int32Array(sab);
+  } else if (isSharedArrayBuffer(sab)) {
+    i32a = new Int32Array(sab, 0, Math.floor(sab.byteLength / 4));
+  } else if (isInt32Array(sab) && isSharedArrayBuffer(sab.buffer)) {
+    i32a = sab;
+    sab = sab.buffer;
+  } else {
+    throw new TypeError(
+      `The "sab" argument must be a SharedArrayBuffer or an Int32Array over one. Received ${describe(sab)}`
+    );
+  }
+  if (i32a.length === 0) {
+    throw new RangeError(`The "sab" argument must hold at least one Int32 (4 bytes). Received ${sab.byteLength} bytes`);
+  }
+  if (index === undefined) {
+    index = defaultIndex;
+  } else if (typeof index !== 'number') {
+    throw new TypeError(`The "index" argument must be a number. Received ${describe(index)}`);
+  }
+  if (!(Number.isInteger(index) && index >= 0 && index < i32a.length)) {
+    throw new RangeError(
+      `The "index" argument must be an integer from 0 to ${i32a.length - 1} (the Int32 slots of the buffer). ` +
+        `Received ${describe(index)}`
+    );
+  }
+  return { sab, i32a, index };
+}
+
+/**
+ * The argument of a primitive's `from(value)`: an instance posted to this
+ * thread (its structured clone, `{ sab, i32a, index }`) or a hand-made
+ * `{ i32a, index }` / `{ sab, index }`; the constructor's arguments.
+ */
+function fromPosted(value, name) {
+  if (value === null || typeof value !== 'object' || (value.i32a === undefined && value.sab === undefined)) {
+    throw new TypeError(
+      `The "value" argument must be ${name} or its posted copy { sab, i32a, index }. Received ${describe(value)}`
+    );
+  }
+  return [value.i32a !== undefined ? value.i32a : value.sab, value.index];
+}
+
 module.exports = {
+  int32Slot,
+  fromPosted,
   IntrinsicPromise,
   ours,
   reflectDefineProperty,

@@ -34,7 +34,7 @@ void woken;
 void wrong;
 
 // AsyncLock
-import { AsyncLock, AsyncLockReleaser } from '../..';
+import { AsyncLock, AsyncLockReleaser, Condition } from '../..';
 
 const lockA = new AsyncLock(new SharedArrayBuffer(4));
 const lockB = new AsyncLock(i32, 1);
@@ -71,6 +71,25 @@ void lockA.waitForUnlock();
 const wasLocked: boolean = lockA.forceUnlock();
 void wasLocked;
 
+const cond = new Condition(new SharedArrayBuffer(Condition.BYTES));
+const condB = Condition.from({ sab: cond.sab, i32a: cond.i32a, index: cond.index });
+const wokeSync: boolean = condB.wait(lockA, 10);
+void wokeSync;
+const wokeAsync: Promise<boolean> = lockA.executeLocked(() => cond.waitAsync(lockA, { timeout: 5, signal: controller }));
+void wokeAsync;
+const notified: number = cond.notify(2) + cond.notifyAll();
+void notified;
+const bytes: 4 = AsyncLock.BYTES;
+void bytes;
+const cancellable = waitAsync(new Int32Array(new SharedArrayBuffer(4)), 0, 0, undefined, { signal: controller });
+void cancellable;
+
+// @ts-expect-error: a condition waits with a lock
+cond.wait();
+// @ts-expect-error: notify takes a count
+cond.notify('all');
+// @ts-expect-error: the 5th argument of waitAsync is an options object
+waitAsync(new Int32Array(new SharedArrayBuffer(4)), 0, 0, undefined, 5);
 // @ts-expect-error: a Float64Array cannot hold a lock
 new AsyncLock(new Float64Array(2));
 // @ts-expect-error: executeLocked needs a function

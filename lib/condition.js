@@ -1,0 +1,216 @@
+'use strict';
+// Condition: a condition variable over an AsyncLock, for worker_threads and
+// the main thread alike: `wait(lock)` blocks, `waitAsync(lock)` never does.
+//
+// One Int32 slot of a SharedArrayBuffer, a sequence number (the classic
+// design of futex-based condition variables, as in Rust's std and
+// parking_lot's Condvar without its lock check):
+//
+//   wait:   seq = load(slot)          (holding the lock)
+//           lock.unlock()
+//           wait(slot, seq)           (returns at once if seq moved on)
+//           lock.lock()               (however the wait ended)
+//   notify: add(slot, 1)
+//           notify(slot, count)
+//
+// No wake-up is lost between the unlock and the wait: a notify that comes
+// in between has moved the slot on from `seq`, so the wait does not sleep.
+// The price is spurious wake-ups: such a waiter returns as if notified,
+// whether or not the notify's count was meant for it, and so may any
+// waiter a notifyAll or a timeout raced with. Callers wait in a loop on
+// their own condition, as with every condition variable.
+//
+// It waits and wakes through the package's own wait / waitAsync / notify
+// (handed to the factory), as AsyncLock does.
+
+const { describe } = require('./describe');
+const { int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason } = require('./core');
+
+/**
+ * Creates the Condition class over the package's `{ wait, waitAsync,
+ * notify }` and its AsyncLock class.
+ */
+function createCondition({ wait, waitAsync, notify, AsyncLock }) {
+  /** `this` must be a Condition of this factory (not a posted copy). */
+  function checkThis(condition) {
+    if (!isCondition(condition)) {
+      throw new TypeError(`The "this" value must be a Condition (use Condition.from() for a posted one). Received ${describe(condition)}`);
+    }
+  }
+
+  /** The lock a wait releases and re-takes. */
+  function checkLock(lock) {
+    if (!(lock instanceof AsyncLock)) {
+      throw new TypeError(`The "lock" argument must be an AsyncLock. Received ${describe(lock)}`);
+    }
+  }
+
+  /**
+   * Releases `lock`, which this instance must hold (the caller's); throws
+   * ERR_ASYNC_LOCK_NOT_HELD, having done nothing, if it does not.
+   */
+  function release(lock) {
+    try {
+      lock.unlock();
+    } catch (error) {
+      if (error && error.code === 'ERR_ASYNC_LOCK_NOT_HELD') {
+        const notHeld = new Error('The "lock" argument must be held, through this very instance, to wait on a Condition');
+        notHeld.code = 'ERR_ASYNC_LOCK_NOT_HELD';
+        throw notHeld;
+      }
+      throw error;
+    }
+  }
+
+  /** A notify count: an integer >= 0, or Infinity. */
+  function validateCount(count) {
+    if (typeof count !== 'number') {
+      throw new TypeError(`The "count" argument must be a number. Received ${describe(count)}`);
+    }
+    if (!(count >= 0 && (Number.isInteger(count) || count === Infinity))) {
+      throw new RangeError(`The "count" argument must be an integer >= 0 (or Infinity). Received ${describe(count)}`);
+    }
+    return count;
+  }
+
+  let isCondition;
+
+  /**
+   * A condition variable in one Int32 slot of a SharedArrayBuffer, used
+   * with an AsyncLock: every thread builds its own instance over the same
+   * slot (`Condition.from`).
+   */
+  class Condition {
+    #brand;
+
+    /**
+     * `new Condition()` (a fresh 4-byte SharedArrayBuffer), `new
+     * Condition(sab)` (its first Int32), `new Condition(sab, index)` or
+     * `new Condition(int32Array, index)`. The slot may start at any value.
+     *
+     * @param {SharedArrayBuffer | Int32Array} [sab]
+     * @param {number} [index=0]
+     */
+    constructor(sab, index) {
+      const slot = int32Slot(sab, index, 0, Condition.BYTES);
+      /** The SharedArrayBuffer. */
+      this.sab = slot.sab;
+      /** The Int32Array the sequence number lives in. */
+      this.i32a = slot.i32a;
+      /** Its index in `i32a`. */
+      this.index = slot.index;
+      this.#brand = true;
+    }
+
+    /**
+     * A Condition over the slot of one posted to this thread (`{ sab, i32a,
+     * index }`, the structured clone of an instance), or of a hand-made
+     * `{ sab, index }` / `{ i32a, index }`.
+     */
+    static from(value) {
+      return new Condition(...fromPosted(value, 'a Condition'));
+    }
+
+    /**
+     * Releases `lock` (which this thread holds through that instance),
+     * blocks until notified or `timeout` ms have passed, then takes the lock
+     * again, however the wait ended, before it returns. True if woken (or
+     * spuriously: see above), false on timeout. Check `lock.abandoned`
+     * after it, as after any take of the lock.
+     *
+     * @param {AsyncLock} lock
+     * @param {number} [timeout=Infinity]
+     * @returns {boolean}
+     */
+    wait(lock, timeout) {
+      checkThis(this);
+      checkLock(lock);
+      const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
+      const { i32a, index } = this;
+      const seq = Atomics.load(i32a, index);
+      release(lock);
+      let outcome;
+      try {
+        outcome = wait(i32a, index, seq, ms);
+      } finally {
+        lock.lock();
+      }
+      return outcome !== 'timed-out';
+    }
+
+    /**
+     * `wait(lock)` without blocking: resolves, holding the lock again, with
+     * true if woken (or spuriously), false after `options.timeout` ms;
+     * rejects with `options.signal`'s reason if it aborts first, also
+     * holding the lock again. An already aborted signal rejects at once,
+     * the lock never released. Use it inside `lock.executeLocked(f)` or
+     * between `acquire()` and its release.
+     *
+     * @param {AsyncLock} lock
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<boolean>}
+     */
+    async waitAsync(lock, options) {
+      checkThis(this);
+      checkLock(lock);
+      const { timeout, signal } = validateOptions(options);
+      if (signal !== undefined && signal.aborted) throw abortReason(signal);
+      const { i32a, index } = this;
+      const seq = Atomics.load(i32a, index);
+      release(lock);
+      let outcome;
+      let failure;
+      let failed = false;
+      try {
+        const result = waitAsync(i32a, index, seq, timeout, signal === undefined ? undefined : { signal });
+        outcome = result.async ? await ours(result.value) : result.value;
+      } catch (error) {
+        failed = true;
+        failure = error;
+      }
+      // Holding the lock again, whatever happened; no timeout or signal
+      // bounds this part (as pthread_cond_timedwait's).
+      await ours(lock.acquire());
+      if (failed) throw failure;
+      return outcome !== 'timed-out';
+    }
+
+    /**
+     * Wakes up to `count` (default 1) threads waiting on this condition,
+     * oldest first, and returns how many it woke that were asleep (a waiter
+     * between its unlock and its wait also goes on, uncounted).
+     *
+     * @param {number} [count=1]
+     * @returns {number}
+     */
+    notify(count) {
+      checkThis(this);
+      const n = count === undefined ? 1 : validateCount(count);
+      Atomics.add(this.i32a, this.index, 1);
+      return notify(this.i32a, this.index, n);
+    }
+
+    /** Wakes every thread waiting on this condition; returns how many. */
+    notifyAll() {
+      checkThis(this);
+      return this.notify(Infinity);
+    }
+
+    static isCondition(value) {
+      try {
+        return value.#brand === true;
+      } catch (_) {
+        return false;
+      }
+    }
+  }
+  isCondition = Condition.isCondition;
+  delete Condition.isCondition;
+
+  /** The bytes of SharedArrayBuffer a condition takes. */
+  Condition.BYTES = 4;
+
+  return Condition;
+}
+
+module.exports = { createCondition };
