@@ -47,6 +47,12 @@ enum Mutation {
   DeadReleaseWithoutRetry,
   /// The dead holder's teardown frees the word as UNLOCKED, not ABANDONED.
   DeadReleaseAsUnlocked,
+  /// A waitForUnlock() that was woken and leaves without taking the lock
+  /// does not pass its wake-up on.
+  WatcherKeepsWakeUp,
+  /// A lock(timeout) that gives up after a wake-up checks its deadline
+  /// before looking at the word once more.
+  GiveUpBeforeLooking,
 }
 
 /// The word, and the registry's queue on it.
@@ -79,16 +85,18 @@ impl Lock {
   /// The binding's wait(i32a, index, expected): queues only if the word
   /// still holds `expected` (under the queue's lock, as the registry's
   /// bucket lock), then sleeps until a notify takes it off the queue.
-  fn wait(&self, expected: i32) {
+  /// Returns whether it slept (and so was woken: "ok").
+  fn wait(&self, expected: i32) -> bool {
     let mut queue = self.queue.lock().unwrap();
     if self.word.load(SeqCst) != expected {
-      return; // "not-equal"
+      return false; // "not-equal"
     }
     let ticket = self.tickets.fetch_add(1, SeqCst);
     queue.push(ticket);
     while queue.contains(&ticket) {
       queue = self.woken.wait(queue).unwrap();
     }
+    true
   }
 
   /// notify(i32a, index, count): wakes the `count` oldest waiters.
@@ -157,7 +165,9 @@ impl Lock {
     loop {
       match self.claim(me) {
         Err(abandoned) => return abandoned,
-        Ok(expected) => self.wait(expected),
+        Ok(expected) => {
+          self.wait(expected);
+        }
       }
     }
   }
@@ -201,6 +211,50 @@ impl Lock {
     if had_waiters == Some(true) && self.mutation != Mutation::DeadReleaseWithoutNotify {
       self.notify(1);
     }
+  }
+
+  /// lib/async-lock.js `lockedAsync` for waitForUnlock(): waits until the
+  /// word is free, without taking it; a wake-up it took and does not use
+  /// goes on to the next waiter.
+  fn wait_for_unlock(&self) {
+    let mut woken = false;
+    loop {
+      let seen = self.word.load(SeqCst);
+      if seen == FREE || seen == ABANDONED {
+        if woken && self.mutation != Mutation::WatcherKeepsWakeUp {
+          self.notify(1);
+        }
+        return;
+      }
+      let expected = seen | WAITERS;
+      if seen != expected
+        && self
+          .word
+          .compare_exchange(seen, expected, SeqCst, SeqCst)
+          .is_err()
+      {
+        continue;
+      }
+      woken = self.wait(expected);
+    }
+  }
+
+  /// lib/async-lock.js `lockSlow` with a deadline that passes after one
+  /// wait: whether it took the lock (and if so, whether abandoned).
+  fn lock_once(&self, me: i32) -> Option<bool> {
+    if let Some(abandoned) = self.take_free(me) {
+      return Some(abandoned);
+    }
+    let expected = match self.claim(me) {
+      Err(abandoned) => return Some(abandoned),
+      Ok(expected) => expected,
+    };
+    self.wait(expected);
+    if self.mutation == Mutation::GiveUpBeforeLooking {
+      return None;
+    }
+    // The loop looks at the word (claim) before it checks the deadline.
+    self.claim(me).err()
   }
 
   /// A critical section: nobody else inside.
@@ -299,6 +353,52 @@ fn a_thread_that_ends_after_unlocking_changes_nothing() {
   holder_ends_with_or_without_the_lock(false);
 }
 
+/// Owner 1 holds the lock and its thread ends while owner 2 takes it
+/// (lock()), owner 3 waits for it once and gives up (lock(timeout) whose
+/// deadline passes), and a waitForUnlock() of owner 4 watches it: owner 2
+/// gets the lock in every interleaving, and the lock ends free.
+fn holder_dies_with_a_waiter_a_quitter_and_a_watcher(mutation: Mutation) {
+  let mut builder = loom::model::Builder::new();
+  builder.preemption_bound = Some(2);
+  builder.check(move || {
+    let lock = Lock::new(held_by(1), mutation);
+    let taker = {
+      let lock = lock.clone();
+      thread::spawn(move || {
+        let me = held_by(2);
+        let abandoned = lock.lock(me);
+        lock.critical_section(abandoned);
+        lock.unlock(me);
+      })
+    };
+    let quitter = {
+      let lock = lock.clone();
+      thread::spawn(move || {
+        let me = held_by(3);
+        if let Some(abandoned) = lock.lock_once(me) {
+          lock.critical_section(abandoned);
+          lock.unlock(me);
+        }
+      })
+    };
+    let watcher = {
+      let lock = lock.clone();
+      thread::spawn(move || lock.wait_for_unlock())
+    };
+    lock.teardown(1);
+    for thread in [taker, quitter, watcher] {
+      thread.join().unwrap();
+    }
+    assert!(lock.told_abandoned.load(SeqCst) <= 1);
+    assert_eq!(lock.word.load(SeqCst), FREE, "the lock ends free");
+  });
+}
+
+#[test]
+fn a_waiter_gets_a_dead_holders_lock_past_a_quitter_and_a_watcher() {
+  holder_dies_with_a_waiter_a_quitter_and_a_watcher(Mutation::None);
+}
+
 /// The mutation a child run of this test binary models
 /// (`mutated_model`), by name.
 const MUTATION_VAR: &str = "LOOM_ROBUST_MUTATION";
@@ -318,11 +418,20 @@ fn mutated_model() {
     Mutation::DeadReleaseWithoutNotify,
     Mutation::DeadReleaseWithoutRetry,
     Mutation::DeadReleaseAsUnlocked,
+    Mutation::WatcherKeepsWakeUp,
+    Mutation::GiveUpBeforeLooking,
   ]
   .into_iter()
   .find(|m| format!("{m:?}") == name)
   .expect("a known mutation");
-  holder_dies_with_two_waiters(mutation);
+  if matches!(
+    mutation,
+    Mutation::WatcherKeepsWakeUp | Mutation::GiveUpBeforeLooking
+  ) {
+    holder_dies_with_a_waiter_a_quitter_and_a_watcher(mutation);
+  } else {
+    holder_dies_with_two_waiters(mutation);
+  }
   println!("model held");
 }
 
@@ -381,6 +490,16 @@ fn mutation_a_dead_release_that_wakes_nobody_strands_the_waiters() {
 #[test]
 fn mutation_a_dead_release_without_retry_strands_a_waiter() {
   fails_with(Mutation::DeadReleaseWithoutRetry, "deadlock");
+}
+
+#[test]
+fn mutation_a_watcher_that_keeps_its_wake_up_strands_the_waiter() {
+  fails_with(Mutation::WatcherKeepsWakeUp, "deadlock");
+}
+
+#[test]
+fn mutation_a_quitter_that_does_not_look_again_strands_the_waiter() {
+  fails_with(Mutation::GiveUpBeforeLooking, "deadlock");
 }
 
 #[test]
