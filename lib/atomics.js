@@ -433,7 +433,8 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
    * signal rejects with its reason, queueing nothing; otherwise as
    * waitAsync, and should the signal abort while the waiter is queued, the
    * waiter leaves the queue (a later notify neither wakes nor counts it)
-   * and the promise rejects with the signal's reason.
+   * and the promise rejects with the signal's reason. An abort that comes
+   * once a notify or the timeout took the waiter changes nothing.
    */
   function waitAsyncCancellable(typedArray, index, value, timeout, options) {
     const { i, v, t } = prepare(typedArray, index, value, timeout);
@@ -441,43 +442,64 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
       throw new TypeError(`The "options" argument must be an object. Received ${describe(options)}`);
     }
     const signal = validateSignal(options.signal);
-    if (signal !== undefined && signal.aborted) {
-      return { async: true, value: rejected(abortReason(signal)) };
+    if (signal === undefined) return waitAsync(typedArray, i, v, t);
+    if (signal.aborted) return { async: true, value: rejected(abortReason(signal)) };
+    // The listener goes on before the waiter is queued (adding it may
+    // throw; so may any call after the queueing, which would leave the
+    // waiter queued with nobody to see its wake-up), and learns the
+    // waiter's slot and id once it is.
+    const ticket = { slot: -1, id: 0, taken: false };
+    const onAbort = () => {
+      if (ticket.slot !== -1) takeBack(ticket);
+    };
+    signal.addEventListener('abort', onAbort);
+    let result;
+    try {
+      result = waitAsync(typedArray, i, v, t);
+    } finally {
+      if (result === undefined || !result.async) signal.removeEventListener('abort', onAbort);
     }
-    const result = waitAsync(typedArray, i, v, t);
-    if (signal === undefined || !result.async) return result;
-    const [slot, id] = binding.lastQueued();
-    return { async: true, value: settledOrAborted(result.value, signal, slot, id) };
+    if (!result.async) return result;
+    const queued = binding.lastQueued();
+    ticket.slot = queued[0];
+    ticket.id = queued[1];
+    // Aborted while the promise was made (a promise hook may run code).
+    if (signal.aborted) takeBack(ticket);
+    return { async: true, value: settledOrAborted(result.value, signal, onAbort, ticket) };
   }
 
   /**
-   * The outcome of the queued waiter `promise` (in `slot`, with `id`), or,
-   * if `signal` aborts first, its reason once the waiter has left the queue.
+   * Takes the waiter of `ticket` back if it is still queued; its promise
+   * then resolves with undefined. (A deferred's did, in the binding; one of
+   * lib/pending.js's is resolved here.) Nothing if a notify or its timeout
+   * took it first, or it settled (its slot may hold another waiter by now:
+   * the id tells).
    */
-  async function settledOrAborted(promise, signal, slot, id) {
-    const onAbort = () => {
-      // Not if it settled meanwhile (its slot may hold another waiter by
-      // now: the id tells), or is being settled.
-      if (!binding.cancel(slot, id)) return;
-      // Taken back: its promise resolves with undefined. (A deferred's did,
-      // in the binding; one of lib/pending.js's is resolved here.)
-      const table = pending;
-      if (table !== null && table.resolvers[slot] !== undefined) {
-        const resolve = table.resolvers[slot];
-        table.resolvers[slot] = undefined;
-        table.arrays[slot] = undefined;
-        table.live--;
-        resolve(undefined);
-      }
-    };
-    signal.addEventListener('abort', onAbort);
+  function takeBack(ticket) {
+    if (ticket.taken || !binding.cancel(ticket.slot, ticket.id)) return;
+    ticket.taken = true;
+    const table = pending;
+    if (table !== null && table.resolvers[ticket.slot] !== undefined) {
+      const resolve = table.resolvers[ticket.slot];
+      table.resolvers[ticket.slot] = undefined;
+      table.arrays[ticket.slot] = undefined;
+      table.live--;
+      resolve(undefined);
+    }
+  }
+
+  /**
+   * The outcome of the queued waiter `promise`, or, if `signal` aborted and
+   * the waiter was taken back, the signal's reason.
+   */
+  async function settledOrAborted(promise, signal, onAbort, ticket) {
     let outcome;
     try {
       outcome = await ours(promise);
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
-    if (outcome === undefined) throw abortReason(signal);
+    if (ticket.taken) throw abortReason(signal);
     return outcome;
   }
 

@@ -38,18 +38,38 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
     }
   }
 
-  /** The lock a wait releases and re-takes. */
-  function checkLock(lock) {
-    if (!(lock instanceof AsyncLock)) {
+  const isLocked = AsyncLock.prototype.isLocked;
+
+  /**
+   * The lock a wait of `condition` releases and re-takes: an AsyncLock of
+   * the package (its own brand check, through isLocked), in another Int32
+   * than the condition's (a notify would move the lock's word on).
+   */
+  function checkLock(condition, lock) {
+    try {
+      isLocked.call(lock);
+    } catch (_) {
       throw new TypeError(`The "lock" argument must be an AsyncLock. Received ${describe(lock)}`);
+    }
+    if (lock.sab === condition.sab &&
+        lock.i32a.byteOffset + lock.index * 4 === condition.i32a.byteOffset + condition.index * 4) {
+      const error = new RangeError(
+        'The "lock" argument uses the very Int32 of the Condition: give them different slots (new Condition(sab, 1))'
+      );
+      error.code = 'ERR_CONDITION_SAME_SLOT';
+      throw error;
     }
   }
 
   /**
-   * Releases `lock`, which this instance must hold (the caller's); throws
-   * ERR_ASYNC_LOCK_NOT_HELD, having done nothing, if it does not.
+   * Releases `lock`, which this instance must hold (the caller's). Throws
+   * ERR_ASYNC_LOCK_NOT_HELD, having done nothing, if it does not. Throws
+   * anything else unlock() throws: out of stack (a RangeError) it still
+   * holds the lock; any other failure released it (see AsyncLock#unlock),
+   * and it is taken again first (`retake`), so that the caller holds it
+   * however this ends.
    */
-  function release(lock) {
+  function release(lock, retake) {
     try {
       lock.unlock();
     } catch (error) {
@@ -58,8 +78,10 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
         notHeld.code = 'ERR_ASYNC_LOCK_NOT_HELD';
         throw notHeld;
       }
+      if (!(error instanceof RangeError)) return { error, retake: retake() };
       throw error;
     }
+    return null;
   }
 
   /** A notify count: an integer >= 0, or Infinity. */
@@ -92,7 +114,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
      * @param {number} [index=0]
      */
     constructor(sab, index) {
-      const slot = int32Slot(sab, index, 0, Condition.BYTES);
+      const slot = int32Slot(sab, index, 0, 4);
       /** The SharedArrayBuffer. */
       this.sab = slot.sab;
       /** The Int32Array the sequence number lives in. */
@@ -124,11 +146,12 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
      */
     wait(lock, timeout) {
       checkThis(this);
-      checkLock(lock);
+      checkLock(this, lock);
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
       const { i32a, index } = this;
       const seq = Atomics.load(i32a, index);
-      release(lock);
+      const failed = release(lock, () => lock.lock());
+      if (failed !== null) throw failed.error;
       let outcome;
       try {
         outcome = wait(i32a, index, seq, ms);
@@ -152,21 +175,37 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
      */
     async waitAsync(lock, options) {
       checkThis(this);
-      checkLock(lock);
+      checkLock(this, lock);
       const { timeout, signal } = validateOptions(options);
       if (signal !== undefined && signal.aborted) throw abortReason(signal);
       const { i32a, index } = this;
       const seq = Atomics.load(i32a, index);
-      release(lock);
+      const releaseFailed = release(lock, () => ours(lock.acquire()));
+      if (releaseFailed !== null) {
+        await releaseFailed.retake;
+        throw releaseFailed.error;
+      }
       let outcome;
       let failure;
       let failed = false;
+      let result;
       try {
-        const result = waitAsync(i32a, index, seq, timeout, signal === undefined ? undefined : { signal });
+        result = waitAsync(i32a, index, seq, timeout, signal === undefined ? undefined : { signal });
         outcome = result.async ? await ours(result.value) : result.value;
       } catch (error) {
         failed = true;
         failure = error;
+        // Ours may still be queued with nobody to see its wake-up (the await
+        // failed: out of stack, or a program's `then` where %Promise% could
+        // not be found): flush it out by waking every waiter, who take it
+        // for a spurious wake-up. (Not after an abort: the waiter left.)
+        if (result !== undefined && result.async && !(signal !== undefined && signal.aborted)) {
+          try {
+            notify(i32a, index, Infinity);
+          } catch (_) {
+            // (out of stack too: ours absorbs one later notify)
+          }
+        }
       }
       // Holding the lock again, whatever happened; no timeout or signal
       // bounds this part (as pthread_cond_timedwait's).

@@ -15,9 +15,10 @@
 //!   owner << 1 | 1   contended   held by `owner`, threads may be queued (WAITERS)
 //! ```
 //!
-//! `owner` (1 to [`MAX_OWNER`]) names an env (a thread's instance of one
-//! copy of the package), given out once by the process's core, never
-//! reused. JavaScript takes and releases the word itself: taking is a
+//! `owner` (1 to [`MAX_OWNER`]) names a thread: its worker_threads
+//! `threadId` + 1, which the process never gives another thread, the same
+//! through every copy of the package (claimed in the core, which refuses a
+//! second system thread with the same one). JavaScript takes and releases the word itself: taking is a
 //! compareExchange from FREE to `owner << 1`, or, from ABANDONED or after
 //! having waited, to `owner << 1 | 1` (there may be other waiters, which
 //! the next release must wake); a waiter sets WAITERS and waits on the

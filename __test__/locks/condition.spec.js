@@ -60,6 +60,7 @@ describe('Condition', function () {
     assert.throws(() => new Condition(new SharedArrayBuffer(8), 2), { name: 'RangeError', message: /"index"/ });
     assert.throws(() => Condition.from(7), { name: 'TypeError', message: /"value"/ });
     assert.throws(() => c.wait({}), { name: 'TypeError', message: /"lock"/ });
+    assert.throws(() => c.wait(Object.create(AsyncLock.prototype)), { name: 'TypeError', message: /"lock"/ });
     assert.throws(() => c.notify(-1), { name: 'RangeError', message: /"count"/ });
     assert.throws(() => c.notify(1.5), { name: 'RangeError', message: /"count"/ });
     assert.throws(() => c.notify('1'), { name: 'TypeError', message: /"count"/ });
@@ -72,6 +73,18 @@ describe('Condition', function () {
     await assert.rejects(c.waitAsync(lock, { timeout: 'soon' }), { name: 'TypeError', message: /"options.timeout"/ });
     await assert.rejects(c.waitAsync(lock, { signal: {} }), { name: 'TypeError', message: /"options.signal"/ });
     assert.strictEqual(lock.holder(), threadId, 'none of them let go of the lock');
+    lock.unlock();
+  });
+
+  it('a lock in the very Int32 of the condition is refused (a notify would move the lock word on)', async () => {
+    const words = new SharedArrayBuffer(AsyncLock.BYTES + Condition.BYTES);
+    const lock = new AsyncLock(words);
+    const same = new Condition(words); // both default to slot 0
+    lock.lock();
+    assert.throws(() => same.wait(lock, 10), { name: 'RangeError', code: 'ERR_CONDITION_SAME_SLOT' });
+    await assert.rejects(same.waitAsync(lock), { code: 'ERR_CONDITION_SAME_SLOT' });
+    assert.strictEqual(lock.holder(), threadId);
+    assert.strictEqual(new Condition(words, 1).wait(lock, 1), false, 'another slot of the buffer is fine');
     lock.unlock();
   });
 

@@ -23,6 +23,7 @@ const expected = {
   alreadyAborted: { async: true, queued: 0, outcome: { rejected: 'stop', name: 'Error' } },
   noReason: { rejected: 'The operation was aborted', name: 'AbortError' },
   notifiedFirst: { woke: 1, outcome: { value: 'ok' }, listeners: 0 },
+  notifiedThenAborted: { counted: 1, outcome: { value: 'ok' }, listeners: 0 },
   slotReuse: { sameSlot: true, newId: true, staleCancel: false, stillQueued: 1, woken: 1, second: { value: 'ok' } },
   timeout: { outcome: { value: 'timed-out' }, listeners: 0 },
   notEqual: { async: false, value: 'not-equal' },

@@ -591,8 +591,8 @@ fn teardown(js: Js, mut state: EnvState) {
     let _ = state.abandon_sync_wait();
   }
   // The locks this thread still holds, after its own sync wait has left
-  // its queue (the teardown's wake-up must not go to it). Before the
-  // references to buffers go below: they hold the words' memory.
+  // its queue (the teardown's wake-up must not go to it). The words'
+  // memory is held by references of their own (`locks::Watched`).
   super::locks::release_held(js, &state.locks);
   let mut unseen: Vec<usize> = undelivered.iter().filter_map(Woken::unseen_key).collect();
   unseen.append(&mut state.unpassed);

@@ -299,16 +299,21 @@ pub fn withdraw(pending: &Pending) -> bool {
     .unwrap_or(false)
 }
 
-/// `cancel(slot[, id])` → whether it took the waiter back: takes a queued
-/// `waitAsync` back (lib/pending.js, when it could not make the promise;
-/// lib/atomics.js, when the signal of a cancellable wait aborts). With
-/// `id` (from `lastQueued`), only if the waiter in `slot` is still that
-/// one: a slot is reused once its waiter has settled. A waiter a notify
-/// took first is already counted: its outcome is on its way, and its
-/// wake-up goes on to the next waiter when it arrives (see
-/// `EnvState::cancelled`). A waiter whose chunk is being settled
-/// (`EnvState::settling`) is left alone. A deferred taken back resolves
-/// with `undefined`.
+/// `cancel(slot[, id])` → whether it took the waiter back.
+///
+/// Without `id` (lib/pending.js, when it could not make the promise): takes
+/// the queued `waitAsync` in `slot` back. One a notify took first is
+/// already counted: its outcome is on its way, and its wake-up goes on to
+/// the next waiter when it arrives (see `EnvState::cancelled`).
+///
+/// With `id` (from `lastQueued`; lib/atomics.js, when the signal of a
+/// cancellable wait aborts): only if the waiter in `slot` is still that one
+/// (a slot is reused once its waiter has settled), and only if it is still
+/// queued: one a notify or its timeout took first keeps its outcome, which
+/// settles its promise as usual.
+///
+/// A waiter whose chunk is being settled (`EnvState::settling`) is left
+/// alone. A deferred taken back resolves with `undefined`.
 fn cancel(js: Js, [slot, id]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
   let slot = js.f64(slot)?;
   if !(0.0..=f64::from(u32::MAX)).contains(&slot) || slot.fract() != 0.0 {
@@ -334,7 +339,13 @@ fn cancel(js: Js, [slot, id]: [sys::napi_value; 2]) -> NResult<sys::napi_value> 
         // no longer ours to take back; its promise settles as it is.
         return Ok((false, None));
       }
-      core().take_back(&mut state.cancelled, key, id, deadline)?;
+      if only.is_some() {
+        if !core().withdraw(key, id, deadline)? {
+          return Ok((false, None)); // woken or timed out: its outcome is on its way
+        }
+      } else {
+        core().take_back(&mut state.cancelled, key, id, deadline)?;
+      }
       conclude = discard(js, state, slot);
       taken = true;
     }
