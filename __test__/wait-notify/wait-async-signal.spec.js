@@ -56,10 +56,21 @@ describe('waitAsync with a signal (the 5th argument)', function () {
   it('an aborted wait no longer keeps the process alive', async () => {
     const script = `
       const { waitAsync } = require(${JSON.stringify(root)});
-      const ac = new AbortController();
+      // (Node 14 has no AbortController: a signal with its surface.)
+      const listeners = [];
+      const signal = {
+        aborted: false,
+        reason: undefined,
+        addEventListener: (type, f) => listeners.push(f),
+        removeEventListener: (type, f) => listeners.splice(listeners.indexOf(f), 1),
+      };
       const ia = new Int32Array(new SharedArrayBuffer(4));
-      waitAsync(ia, 0, 0, undefined, { signal: ac.signal }).value.catch((e) => console.log(e.message));
-      setTimeout(() => ac.abort(new Error('aborted')), 20).unref();
+      waitAsync(ia, 0, 0, undefined, { signal }).value.catch((e) => console.log(e.message));
+      setTimeout(() => {
+        signal.aborted = true;
+        signal.reason = new Error('aborted');
+        listeners.slice().forEach((f) => f({ type: 'abort' }));
+      }, 20).unref();
     `;
     const result = await runNodeAsync(['-e', script]);
     assert.deepStrictEqual([result.status, result.stdout.trim()], [0, 'aborted'], result.stderr);
