@@ -35,7 +35,7 @@ const expected = {
   ],
   emptyOptions: { async: false, value: 'not-equal' },
   length: 4,
-  end: { registry: 0, pending: 0, timers: 0, retriers: 0 },
+  end: { registry: [0, 0, 0, 0], pending: 0 },
 };
 
 describe('waitAsync with a signal (the 5th argument)', function () {
