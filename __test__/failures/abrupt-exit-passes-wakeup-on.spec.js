@@ -69,7 +69,7 @@ function blockUntilSet(ta, index) {
   }
 }
 
-describe('issue: abrupt exits lose no wake-up', function () {
+describe('abrupt exits lose no wake-up', function () {
   this.timeout(60000);
   afterEach(async () => {
     await Promise.all(started.splice(0).map((worker) => worker.terminate()));

@@ -10,7 +10,7 @@
 const assert = require('assert');
 const { fixture, runNodeAsync } = require('../helpers');
 
-describe('issue: the notifier thread cannot start', function () {
+describe('when the notifier thread cannot start', function () {
   this.timeout(60000);
 
   it('waitAsync with a timeout throws an Error, leaves nothing behind, and the process exits', async () => {

@@ -24,7 +24,7 @@ async function run(scenario) {
   return JSON.parse(r.stdout);
 }
 
-describe('issue: a panic in the core after the caller handed something over', function () {
+describe('a panic in the core after the caller handed something over', function () {
   this.timeout(60000);
 
   it("close panicking twice at a worker's teardown: the process aborts rather than release a TSFN in use", async () => {

@@ -41,7 +41,7 @@ const source = `
   });
 `;
 
-describe('waitAsync at the stack limit in a worker (finding B)', function () {
+describe('waitAsync at the stack limit in a worker', function () {
   let worker;
   afterEach(async function () {
     if (worker) await worker.terminate();

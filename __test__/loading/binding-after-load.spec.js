@@ -17,7 +17,7 @@ async function run(scenario, file = 'binding-after-load.js') {
   return JSON.parse(result.stdout);
 }
 
-describe('issue: code that gets the binding after load', function () {
+describe('code that gets the binding after load', function () {
   this.timeout(60000);
 
   it('cannot make a notify skip a waiter (zeroing or replacing whatever it reaches)', async () => {

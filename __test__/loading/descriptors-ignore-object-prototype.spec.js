@@ -18,7 +18,7 @@ async function polluted(key, descriptor, f) {
   }
 }
 
-describe('descriptors immune to Object.prototype (review JS 5)', function () {
+describe('descriptors immune to Object.prototype', function () {
   it('Object.prototype.get: acquire on a free and on a held lock resolves, and the lock ends free', async () => {
     const lock = new AsyncLock();
     const other = new AsyncLock(lock.sab);

@@ -6,7 +6,7 @@
 const assert = require('assert');
 const { waitAsync } = require('../..');
 
-describe('Math.trunc and BigInt.asIntN taken at load (review JS 8)', function () {
+describe('Math.trunc and BigInt.asIntN taken at load', function () {
   it('a replaced Math.trunc / BigInt.asIntN is not called by waitAsync', () => {
     const trunc = Math.trunc;
     const asIntN = BigInt.asIntN;

@@ -78,7 +78,7 @@ function patchSource(file) {
   return bytes.toString('latin1', at + field.length, last + 1);
 }
 
-describe('issue: two copies of the package in one process', function () {
+describe('two copies of the package in one process', function () {
   this.timeout(60000);
   let dir;
   let env;

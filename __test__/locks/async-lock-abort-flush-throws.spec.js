@@ -41,7 +41,7 @@ function fakeSignal() {
   return { signal, abort };
 }
 
-describe('AsyncLock: an abort whose flush throws (review JS 1)', function () {
+describe('AsyncLock: an abort whose flush throws', function () {
   const faulty = lockWithFailingNotify(() => new RangeError('Maximum call stack size exceeded'));
   const { AsyncLock } = faulty;
   const queued = (lock) => api.waitersForTesting(lock.i32a, lock.index).registry;

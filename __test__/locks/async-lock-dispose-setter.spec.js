@@ -10,7 +10,7 @@ const { AsyncLock } = require('../..');
 
 const keys = [Symbol.dispose, Symbol.asyncDispose].filter((key) => typeof key === 'symbol');
 
-describe('AsyncLock: lockGuard with a throwing setter for Symbol.dispose (review JS 3)', function () {
+describe('AsyncLock: lockGuard with a throwing setter for Symbol.dispose', function () {
   if (keys.length === 0) {
     it.skip('needs Symbol.dispose');
     return;

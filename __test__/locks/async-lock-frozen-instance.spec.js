@@ -7,7 +7,7 @@
 const assert = require('assert');
 const { AsyncLock } = require('../..');
 
-describe('AsyncLock: a frozen instance (review JS 4)', function () {
+describe('AsyncLock: a frozen instance', function () {
   it('tryLock / unlock, lock / unlock, lockGuard, executeLocked, acquire all work and leave it free', async () => {
     const lock = Object.freeze(new AsyncLock());
     const check = (what, take) => {

@@ -122,7 +122,7 @@ const expectedFor = (name) =>
     ? { ...expected, 'executeLocked, f async': { intrinsic: true, value: 'rejected: not this species', free: true } }
     : expected;
 
-describe('issue: AsyncLock returns intrinsic promises, whatever globalThis.Promise is', function () {
+describe('AsyncLock returns intrinsic promises, whatever globalThis.Promise is', function () {
   this.timeout(60000);
   const started = [];
   afterEach(() => Promise.all(started.splice(0).map((worker) => worker.terminate())));

@@ -174,13 +174,13 @@ describe('AsyncLock native calls', function () {
     assert.strictEqual(i32a[0], 0);
   });
 
-  it('a binding without releaseLock (a binary older than the JS): no AsyncLock can be made, and nothing else fails at load (review of the releaseLock change)', () => {
+  it('a binding without releaseLock (a binary older than the JS): no AsyncLock can be made, and nothing else fails at load', () => {
     const Lock = createAsyncLock({ wait: api.wait, waitAsync: api.waitAsync, notify: api.notify });
     assert.throws(() => new Lock(), { name: 'Error', message: /no releaseLock/ });
     assert.throws(() => Lock.from({ sab: new SharedArrayBuffer(4), index: 0 }), { message: /no releaseLock/ });
   });
 
-  it("the binding's releaseLock: a wake-up whose notify keeps failing is retried by a thread of the addon, at most 8 at a time; beyond that it is the caller's (review of the releaseLock change)", async () => {
+  it("the binding's releaseLock: a wake-up whose notify keeps failing is retried by a thread of the addon, at most 8 at a time; beyond that it is the caller's", async () => {
     await until(() => api.waitersForTesting().retriers === 0, 'earlier retries to end');
     const words = new Int32Array(new SharedArrayBuffer(4 * 9));
     const woken = [];

@@ -79,7 +79,7 @@ const source = `
   next();
 `;
 
-describe('AsyncLock: nothing taken or queued for nobody (review F1, F6)', function () {
+describe('AsyncLock: no way out leaves the lock taken or a waiter queued for nobody', function () {
   this.timeout(60000);
 
   it('without %Promise%, a then that throws on any call: the lock ends free, nothing queued', async () => {

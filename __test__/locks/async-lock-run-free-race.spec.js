@@ -73,7 +73,7 @@ const source = `
 `;
 
 describe("AsyncLock: executeLocked's race with another instance (runFree's rare branch)", function () {
-  it('marks its promise again after an await when marking failed out of stack: no program `then` is called (review of 81c43ff)', async () => {
+  it('marks its promise again after an await when marking failed out of stack: no program `then` is called', async () => {
     const worker = new Worker(source, { eval: true, workerData: { root } });
     const seen = await new Promise((resolve, reject) => {
       worker.once('message', resolve);

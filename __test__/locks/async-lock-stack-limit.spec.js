@@ -64,7 +64,7 @@ function atDepth(shift, action) {
 
 const queued = (lock) => waitersForTesting(lock.i32a, lock.index).registry;
 
-describe('AsyncLock near the stack limit (review F2, F3)', function () {
+describe('AsyncLock near the stack limit', function () {
   this.timeout(60000);
 
   for (const kind of ['unlock', 'release', 'forceUnlock']) {
@@ -126,7 +126,7 @@ describe('AsyncLock near the stack limit (review F2, F3)', function () {
 // near the stack limit. executeLocked's own unlock in its `finally` did not
 // reach the limit in any depth tried (its call needs more stack than the
 // unlock), so it is tested this way only.
-describe('AsyncLock when the notify of an unlock throws (review F2, F3)', function () {
+describe('AsyncLock when the notify of an unlock throws', function () {
   const faulty = lockWithFailingNotify(() => new RangeError('Maximum call stack size exceeded'));
   const { AsyncLock } = faulty;
   const queuedOn = (lock, n) => until(() => queued(lock) === n, `${n} queued`);
@@ -177,7 +177,7 @@ describe('AsyncLock when the notify of an unlock throws (review F2, F3)', functi
   });
 
   for (const how of ['throws', 'rejects']) {
-    it(`executeLocked's unlock that throws, after f ${how}, is retried after an await: f's error, the waiter woken (review of 5f7e53c)`, async () => {
+    it(`executeLocked's unlock that throws, after f ${how}, is retried after an await: f's error, the waiter woken`, async () => {
       const lock = new AsyncLock();
       const other = new AsyncLock(lock.sab);
       let waiter;
@@ -223,7 +223,7 @@ describe('AsyncLock when the notify of an unlock throws (review F2, F3)', functi
 // word in JS and then notified, when the notify threw, would need a
 // recovery compareExchange that may throw too, leaving the word free with
 // its waiter asleep.
-describe('AsyncLock when every step of a contended release from some point on throws out of stack (review of 81c43ff)', function () {
+describe('AsyncLock when every step of a contended release from some point on throws out of stack', function () {
   const { createAsyncLock } = require('../../lib/async-lock');
   const binding = require('../../binding');
   const outOfStack = { from: Infinity, steps: 0 };

@@ -14,7 +14,7 @@ const api = require('../..');
 const binding = require('../../binding');
 const { until, lockWithFailingNotify } = require('../helpers');
 
-describe('AsyncLock: an unlock whose notify fails other than out of stack (review JS 2)', function () {
+describe('AsyncLock: an unlock whose notify fails other than out of stack', function () {
   const faulty = lockWithFailingNotify(() => new Error('atomics-waitasync: internal error (panic in the addon)'));
   const { AsyncLock } = faulty;
   const queued = (lock) => api.waitersForTesting(lock.i32a, lock.index).registry;
@@ -113,7 +113,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     assert.strictEqual(lock.isLocked(), false);
   });
 
-  it('a release function whose unlock failed so is spent: calling it again frees no later hold (review JS, second pass)', async () => {
+  it('a release function whose unlock failed so is spent: calling it again frees no later hold', async () => {
     const lock = new AsyncLock();
     made.push(lock);
     const other = new AsyncLock(lock.sab);
@@ -130,7 +130,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     assert.strictEqual(lock.isLocked(), false);
   });
 
-  for (const failures of [1, 2, 3]) it(`a worker whose unlock's notify failed so ${failures} time(s), and that then exits at once: the main thread still gets the lock (review JS, second pass)`, async () => {
+  for (const failures of [1, 2, 3]) it(`a worker whose unlock's notify failed so ${failures} time(s), and that then exits at once: the main thread still gets the lock`, async () => {
     const { AsyncLock: RealLock } = api;
     const lock = new RealLock();
     made.push(lock);
@@ -169,7 +169,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     assert.strictEqual(lock.isLocked(), false);
   });
 
-  it("with the addon's retrying threads all busy, the unlock passes the wake-up on itself (a timer), and the waiter gets the lock (review of the releaseLock change)", async () => {
+  it("with the addon's retrying threads all busy, the unlock passes the wake-up on itself (a timer), and the waiter gets the lock", async () => {
     await until(() => api.waitersForTesting().retriers === 0, 'earlier retries to end');
     const { lock, holder, ran, waiter } = await heldWithWaiter(api.AsyncLock);
     // Every notify fails until disarmed: eight other releases take every
@@ -194,7 +194,7 @@ describe('AsyncLock: an unlock whose notify fails other than out of stack (revie
     await until(() => api.waitersForTesting().retriers === 0, 'the retrying threads to end');
   });
 
-  it("a wake-up whose notify failed while JavaScript cannot even set a timer (out of stack) is still delivered, by a thread of the addon (review of the releaseLock change)", async () => {
+  it("a wake-up whose notify failed while JavaScript cannot even set a timer (out of stack) is still delivered, by a thread of the addon", async () => {
     const { lock, holder, ran, waiter } = await heldWithWaiter(AsyncLock);
     // The release's notify panics (twice); passing it on from JavaScript
     // would notify (which fails) and then set a timer, which cannot be set.

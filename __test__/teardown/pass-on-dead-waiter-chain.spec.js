@@ -9,7 +9,7 @@
 const assert = require('assert');
 const { fixture, runNodeAsync } = require('../helpers');
 
-describe('issue: pass-on through a chain of 300,000 dead waiters', function () {
+describe('pass-on through a chain of 300,000 dead waiters', function () {
   this.timeout(600000);
   const runs = process.env.CI ? 10 : 4;
   const rounds = 2;

@@ -27,7 +27,7 @@ const script = `
   });
 `;
 
-describe('cancel from a promise hook while a chunk settles (finding A)', function () {
+describe('cancel from a promise hook while a chunk settles', function () {
   it('does not resolve a deferred twice (no crash), and both promises settle "ok"', function () {
     const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30000 });
     assert.strictEqual(result.signal, null, `child died of ${result.signal}: ${result.stderr}`);

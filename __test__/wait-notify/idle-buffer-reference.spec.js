@@ -25,7 +25,7 @@ function isLinuxGlibc() {
   }
 }
 
-describe('issue 11: the idle buffer reference', function () {
+describe('the idle buffer reference', function () {
   this.timeout(120000);
 
   (typeof WeakRef === 'function' ? it : it.skip)(

@@ -57,7 +57,7 @@ function within(promise, ms) {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
-describe('issue: JS re-entering the binding while it settles promises', function () {
+describe('JS re-entering the binding while it settles promises', function () {
   this.timeout(60000);
   const started = [];
   afterEach(() => Promise.all(started.splice(0).map((worker) => worker.terminate())));

@@ -45,7 +45,7 @@ const replacements = {
     'globalThis.Promise = Promise.prototype.constructor = function Promise() { throw new Error("not this one"); };',
 };
 
-describe('issue: waitAsync makes intrinsic promises, whatever globalThis.Promise is', function () {
+describe('waitAsync makes intrinsic promises, whatever globalThis.Promise is', function () {
   this.timeout(60000);
   const started = [];
   afterEach(() => Promise.all(started.splice(0).map((worker) => worker.terminate())));
