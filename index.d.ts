@@ -50,6 +50,8 @@ export function waitAsync(
  * later `notify` neither wakes nor counts it) and the promise rejects with
  * `signal.reason` (an AbortError where the runtime has none); an already
  * aborted signal rejects without queueing, after the spec's argument checks.
+ * An abort that comes once a notify or the timeout took the waiter changes
+ * nothing: the promise resolves 'ok' or 'timed-out'.
  */
 export interface WaitAsyncOptions {
   signal?: AsyncLockAbortSignal;
@@ -201,7 +203,8 @@ export class Condition {
   /**
    * `wait(lock)` without blocking: resolves holding the lock again; rejects
    * with `options.signal`'s reason (holding the lock again) if it aborts
-   * first. Use inside `lock.executeLocked(f)` or between `acquire()` and its release.
+   * first (after a notify or the timeout took the waiter, an abort changes
+   * nothing). Use inside `lock.executeLocked(f)` or between `acquire()` and its release.
    */
   waitAsync(lock: AsyncLock, options?: ConditionOptions): Promise<boolean>;
   /** Wakes up to `count` (default 1) waiters, oldest first; returns how many were asleep. */

@@ -777,6 +777,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
   }
   stateIfLock = AsyncLock.stateIfLock;
   delete AsyncLock.stateIfLock;
+  heldStates.set(AsyncLock, stateIfLock);
 
   // Static constants, as in the post (plus the contended state).
   AsyncLock.INDEX = 0;
@@ -791,4 +792,16 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
   return AsyncLock;
 }
 
-module.exports = { createAsyncLock, UNLOCKED, ABANDONED, WAITERS, LOCKED, CONTENDED };
+// What the other primitives of this package may know of an AsyncLock class
+// of createAsyncLock: its function from an instance to the instance's
+// `{ held, abandoned }` (undefined for anything else), see `stateOf`.
+const heldStates = new WeakMap();
+
+/** The held-state reader of an AsyncLock class made here (see heldStates). */
+function heldStateReader(AsyncLockClass) {
+  const reader = heldStates.get(AsyncLockClass);
+  if (reader === undefined) throw new TypeError('not an AsyncLock class of this package');
+  return reader;
+}
+
+module.exports = { createAsyncLock, heldStateReader, UNLOCKED, ABANDONED, WAITERS, LOCKED, CONTENDED };

@@ -25,6 +25,7 @@
 
 const { describe } = require('./describe');
 const { int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason } = require('./core');
+const { heldStateReader } = require('./async-lock');
 
 /**
  * Creates the Condition class over the package's `{ wait, waitAsync,
@@ -38,17 +39,23 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
     }
   }
 
-  const isLocked = AsyncLock.prototype.isLocked;
+  // An instance's `{ held, abandoned }`, read through the lock's own
+  // private state (undefined for anything but an AsyncLock of this
+  // package: a posted copy, a Proxy); and the class's own methods, so that
+  // a subclass's overrides are not what releases and re-takes it.
+  const stateOf = heldStateReader(AsyncLock);
+  const { unlock, lock: lockBlocking, acquire } = AsyncLock.prototype;
 
   /**
-   * The lock a wait of `condition` releases and re-takes: an AsyncLock of
-   * the package (its own brand check, through isLocked), in another Int32
-   * than the condition's (a notify would move the lock's word on).
+   * The held state of the lock a wait of `condition` releases and re-takes:
+   * an AsyncLock of the package, in another Int32 than the condition's (a
+   * notify would move the lock's word on). Only objects of one message (or
+   * one thread) can be told apart: a lock and a condition posted in two
+   * messages come with two SharedArrayBuffer objects over the same memory.
    */
   function checkLock(condition, lock) {
-    try {
-      isLocked.call(lock);
-    } catch (_) {
+    const mine = stateOf(lock);
+    if (mine === undefined) {
       throw new TypeError(`The "lock" argument must be an AsyncLock. Received ${describe(lock)}`);
     }
     if (lock.sab === condition.sab &&
@@ -59,27 +66,29 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
       error.code = 'ERR_CONDITION_SAME_SLOT';
       throw error;
     }
+    return mine;
   }
 
   /**
-   * Releases `lock`, which this instance must hold (the caller's). Throws
-   * ERR_ASYNC_LOCK_NOT_HELD, having done nothing, if it does not. Throws
-   * anything else unlock() throws: out of stack (a RangeError) it still
-   * holds the lock; any other failure released it (see AsyncLock#unlock),
-   * and it is taken again first (`retake`), so that the caller holds it
-   * however this ends.
+   * Releases `lock`, held through this instance (`mine`); throws
+   * ERR_ASYNC_LOCK_NOT_HELD, having done nothing, if it is not. Returns
+   * null, or what unlock() threw: if the lock is still held then (out of
+   * stack before anything changed), it is thrown here; if it was released
+   * all the same (a panic in the addon's notify), the caller takes it
+   * again before it throws that error, so that it holds the lock however
+   * the wait ends.
    */
-  function release(lock, retake) {
+  function release(lock, mine) {
+    if (!mine.held) {
+      const notHeld = new Error('The "lock" argument must be held, through this very instance, to wait on a Condition');
+      notHeld.code = 'ERR_ASYNC_LOCK_NOT_HELD';
+      throw notHeld;
+    }
     try {
-      lock.unlock();
+      unlock.call(lock);
     } catch (error) {
-      if (error && error.code === 'ERR_ASYNC_LOCK_NOT_HELD') {
-        const notHeld = new Error('The "lock" argument must be held, through this very instance, to wait on a Condition');
-        notHeld.code = 'ERR_ASYNC_LOCK_NOT_HELD';
-        throw notHeld;
-      }
-      if (!(error instanceof RangeError)) return { error, retake: retake() };
-      throw error;
+      if (mine.held) throw error;
+      return error;
     }
     return null;
   }
@@ -146,17 +155,20 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
      */
     wait(lock, timeout) {
       checkThis(this);
-      checkLock(this, lock);
+      const mine = checkLock(this, lock);
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
       const { i32a, index } = this;
       const seq = Atomics.load(i32a, index);
-      const failed = release(lock, () => lock.lock());
-      if (failed !== null) throw failed.error;
+      const releaseError = release(lock, mine);
+      if (releaseError !== null) {
+        lockBlocking.call(lock);
+        throw releaseError;
+      }
       let outcome;
       try {
         outcome = wait(i32a, index, seq, ms);
       } finally {
-        lock.lock();
+        lockBlocking.call(lock);
       }
       return outcome !== 'timed-out';
     }
@@ -165,7 +177,8 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
      * `wait(lock)` without blocking: resolves, holding the lock again, with
      * true if woken (or spuriously), false after `options.timeout` ms;
      * rejects with `options.signal`'s reason if it aborts first, also
-     * holding the lock again. An already aborted signal rejects at once,
+     * holding the lock again (an abort that comes after a notify or the
+     * timeout took the waiter changes nothing: it resolves true or false). An already aborted signal rejects at once,
      * the lock never released. Use it inside `lock.executeLocked(f)` or
      * between `acquire()` and its release.
      *
@@ -175,15 +188,19 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
      */
     async waitAsync(lock, options) {
       checkThis(this);
-      checkLock(this, lock);
+      const mine = checkLock(this, lock);
       const { timeout, signal } = validateOptions(options);
       if (signal !== undefined && signal.aborted) throw abortReason(signal);
       const { i32a, index } = this;
       const seq = Atomics.load(i32a, index);
-      const releaseFailed = release(lock, () => ours(lock.acquire()));
-      if (releaseFailed !== null) {
-        await releaseFailed.retake;
-        throw releaseFailed.error;
+      const releaseError = release(lock, mine);
+      if (releaseError !== null) {
+        try {
+          await ours(acquire.call(lock));
+        } catch (_) {
+          // (the first error is the one to report)
+        }
+        throw releaseError;
       }
       let outcome;
       let failure;
@@ -209,7 +226,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
       }
       // Holding the lock again, whatever happened; no timeout or signal
       // bounds this part (as pthread_cond_timedwait's).
-      await ours(lock.acquire());
+      await ours(acquire.call(lock));
       if (failed) throw failure;
       return outcome !== 'timed-out';
     }

@@ -61,6 +61,10 @@ describe('Condition', function () {
     assert.throws(() => Condition.from(7), { name: 'TypeError', message: /"value"/ });
     assert.throws(() => c.wait({}), { name: 'TypeError', message: /"lock"/ });
     assert.throws(() => c.wait(Object.create(AsyncLock.prototype)), { name: 'TypeError', message: /"lock"/ });
+    const posted = new AsyncLock();
+    const copy = { sab: posted.sab, i32a: posted.i32a, index: posted.index }; // what postMessage delivers
+    assert.throws(() => c.wait(copy), { name: 'TypeError', message: /"lock"/ });
+    await assert.rejects(c.waitAsync(copy), { name: 'TypeError', message: /"lock"/ });
     assert.throws(() => c.notify(-1), { name: 'RangeError', message: /"count"/ });
     assert.throws(() => c.notify(1.5), { name: 'RangeError', message: /"count"/ });
     assert.throws(() => c.notify('1'), { name: 'TypeError', message: /"count"/ });
@@ -74,6 +78,26 @@ describe('Condition', function () {
     await assert.rejects(c.waitAsync(lock, { signal: {} }), { name: 'TypeError', message: /"options.signal"/ });
     assert.strictEqual(lock.holder(), threadId, 'none of them let go of the lock');
     lock.unlock();
+  });
+
+  it("a subclass's unlock() and lock() overrides are not what a wait releases and re-takes the lock with", async () => {
+    class Throwing extends AsyncLock {
+      unlock() {
+        throw new Error('not this one');
+      }
+
+      lock() {
+        throw new Error('not this one');
+      }
+    }
+    const lock = new Throwing();
+    const cond = new Condition();
+    AsyncLock.prototype.lock.call(lock);
+    assert.strictEqual(cond.wait(lock, 5), false);
+    assert.strictEqual(await cond.waitAsync(lock, { timeout: 5 }), false);
+    assert.strictEqual(lock.holder(), threadId, 'held again');
+    AsyncLock.prototype.unlock.call(lock);
+    assert.strictEqual(lock.isLocked(), false);
   });
 
   it('a lock in the very Int32 of the condition is refused (a notify would move the lock word on)', async () => {
