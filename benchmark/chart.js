@@ -6,6 +6,8 @@
 //   benchmark/results-wall.json           node benchmark/run.js --instructions --wall (if present)
 //   benchmark/results-lock.json           node benchmark/lock-contention.js --threads 2,4,8 (if present)
 //   benchmark/results.json                node benchmark/run.js --json (if present)
+//   benchmark/results-family.json         node benchmark/lock-family.js --runtimes … (if present;
+//                                          the newest Node's rows, against each alternative)
 // Bars start at the 1.0 line (as fast as native) and go left when the addon
 // does better, right when it does worse, on a logarithmic axis (0.5 and 2
 // are the same distance from 1). Ratios beyond the axis are drawn to its
@@ -86,6 +88,25 @@ function panels() {
       rows: wall.rows
         .filter((r) => r.ratio !== null && !r.binding)
         .map((r) => ({ label: `${r.caseName}: ${r.label}`, ratio: r.ratio })),
+    });
+  }
+  const family = readJson('results-family.json');
+  if (family && family.runtimes.length) {
+    const run = family.runtimes[family.runtimes.length - 1];
+    const names = { mutex: 'Atomics.Mutex', weblocks: 'Web Locks', multithreading: 'multithreading' };
+    const rows = [];
+    for (const r of run.rows) {
+      if (r.caseName.startsWith('fair')) continue;
+      for (const [key, name] of Object.entries(names)) {
+        const ratio = r.ratio && r.ratio[key];
+        if (!ratio) continue;
+        // Time per operation against the alternative: throughput ratios inverted.
+        rows.push({ label: `${r.label}, vs ${name}`, ratio: r.better === 'higher' ? 1 / ratio : ratio });
+      }
+    }
+    out.push({
+      title: `AsyncLock and Condition vs the alternatives, time per operation (lock-family.js), Node ${run.node.replace(/^v/, '')}, ${family.date.slice(0, 10)}`,
+      rows,
     });
   }
   if (!out.length) throw new Error('no results: run `node benchmark/run.js --instructions` (and `--json`) first');
