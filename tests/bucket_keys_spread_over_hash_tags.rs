@@ -1,10 +1,10 @@
-//! Issue item 8: the keys of one bucket must not all share hashbrown's tag.
+//! The keys of one registry bucket must not all share hashbrown's tag.
 //!
-//! A bucket was chosen by the top 8 bits of `mix(key)`, and each bucket's
-//! map hashed the key with that same `mix`; hashbrown's tag byte is the top
-//! 7 bits of the hash, so every key in a bucket had the same tag and probing
-//! degenerated to key comparisons. The map's hash must spread the keys of
-//! one bucket over the tags (and over the low bits hashbrown probes by).
+//! A bucket is chosen by the top bits of the key's mix; should each
+//! bucket's map hash the key with that same mix, every key of a bucket
+//! would have the same tag (hashbrown's top 7 bits of the hash) and probing
+//! would degenerate to key comparisons. The map's hash must spread the keys
+//! of one bucket over the tags (and over the low bits hashbrown probes by).
 
 use std::collections::HashSet;
 use std::hash::BuildHasher;
