@@ -59,6 +59,16 @@ const kNoThen = { __proto__: null, value: undefined };
 const UNLOCKED = 0;
 const ABANDONED = 1;
 const WAITERS = 1;
+// The top bit of a held word: a waiter has waited kFairAfter ms or more, so
+// the next release hands the lock over (src/robust.rs): it leaves HANDED,
+// which only a waiter that release woke may take, or any waiter that has
+// seen it for kGrace ms (should the woken one never come).
+const FAIR = 1 << 31;
+const HANDED = FAIR | 1;
+const kFairAfter = 0.5;
+const kGrace = 2;
+// The owner bits of a word.
+const OWNER = 0x7ffffffe;
 // The post's statics, kept for code that reads them; the word no longer
 // holds them (see above).
 const LOCKED = 1;
@@ -66,6 +76,8 @@ const CONTENDED = 2;
 
 /** Whether a word says the lock is free (UNLOCKED or ABANDONED). */
 const isFree = (word) => word === UNLOCKED || word === ABANDONED;
+/** Whether nobody holds the lock (free, or HANDED to a waiter about to take it). */
+const isUnheld = (word) => isFree(word) || word === HANDED;
 
 // The binding's releaseLock answers below this (the old value minus 2^32)
 // when it freed the word but could not deliver the wake-up: a thread of the
@@ -149,26 +161,50 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
   }
 
   /**
+   * How a waiting thread's wait has gone so far, for claim: `woken`, its
+   * last wait ended in a wake-up; `since`, when it first waited (0 before);
+   * `handedAt`, when it first saw the word HANDED to another (0 if not).
+   */
+  function waitState() {
+    return { woken: false, since: 0, handedAt: 0 };
+  }
+
+  /**
    * One look at a held or free word by a thread that waits for it (or is
    * about to): takes it if free, as me|1 (others may be queued), marking
    * `mine` its holder, and returns 0; else makes sure the word says
-   * WAITERS and returns the value to wait on (owner|1, never 0).
+   * WAITERS, and FAIR once this thread has waited kFairAfter ms, and
+   * returns the value to wait on (never 0). A HANDED word is taken only by
+   * a thread that a wake-up just ended the wait of (the one the release
+   * woke, or one it passed its wake-up on to), or by one that has seen it
+   * HANDED for kGrace ms; others wait on it, kGrace ms at most.
    */
-  function claim(i32a, index, mine) {
+  function claim(i32a, index, mine, w) {
     for (;;) {
       const seen = Atomics.load(i32a, index);
-      if (isFree(seen)) {
+      if (seen === HANDED && !w.woken) {
+        const now = performance.now();
+        if (w.handedAt === 0) w.handedAt = now;
+        if (now - w.handedAt < kGrace) return HANDED;
+      } else if (seen !== HANDED) {
+        w.handedAt = 0; // a later hand-over gets its own grace period
+      }
+      if (isFree(seen) || seen === HANDED) {
         if (Atomics.compareExchange(i32a, index, seen, me | WAITERS) === seen) {
           mine.held = true;
           mine.abandoned = seen === ABANDONED;
           return 0;
         }
-      } else if ((seen & WAITERS) !== 0 ||
-                 Atomics.compareExchange(i32a, index, seen, seen | WAITERS) === seen) {
-        return seen | WAITERS;
+        continue;
       }
+      let want = seen | WAITERS;
+      if (w.since !== 0 && (seen & FAIR) === 0 && performance.now() - w.since >= kFairAfter) want |= FAIR;
+      if (want === seen || Atomics.compareExchange(i32a, index, seen, want) === seen) return want;
     }
   }
+
+  /** How long a wait on `expected` may last, within `remaining` ms. */
+  const waitFor = (expected, remaining) => (expected === HANDED && remaining > kGrace ? kGrace : remaining);
 
   /**
    * Delivers the wake-up of an unlock (count 1) or forceUnlock (Infinity)
@@ -201,7 +237,9 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
    */
   function passOn(i32a, index, count) {
     try {
-      notify(i32a, index, count);
+      // A release's hand-over (HANDED) that finds nobody else to take it
+      // is free for anyone.
+      if (notify(i32a, index, count) === 0) Atomics.compareExchange(i32a, index, HANDED, UNLOCKED);
     } catch (_) {
       notifyLater(i32a, index, count, 0);
     }
@@ -270,17 +308,19 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     }
     if (ms === 0) return false;
     const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+    const w = waitState();
     for (;;) {
-      const expected = claim(i32a, index, mine);
+      const expected = claim(i32a, index, mine, w);
       if (expected === 0) return true;
       // Held by this very thread (another instance): no wait could end.
-      if (ms === Infinity && (expected & ~WAITERS) === me) throw deadlockError();
+      if (ms === Infinity && (expected & OWNER) === me) throw deadlockError();
       let remaining = Infinity;
       if (deadline !== Infinity) {
         remaining = deadline - performance.now();
         if (remaining <= 0) return false; // the word keeps WAITERS: one spare notify later
       }
-      wait(i32a, index, expected, remaining);
+      if (w.since === 0) w.since = performance.now();
+      w.woken = wait(i32a, index, expected, waitFor(expected, remaining)) === 'ok';
     }
   }
 
@@ -313,7 +353,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     try {
       let free;
       if (op === kWaitForUnlock) {
-        free = isFree(Atomics.load(i32a, index));
+        free = isUnheld(Atomics.load(i32a, index));
       } else {
         // Free: taken here, so f runs before the first await.
         free = holding = takeFree(i32a, index, mine);
@@ -347,17 +387,19 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
         }
         try {
           let woken = false; // our last wait ended in a wake-up ('ok')
+          const w = waitState();
           for (;;) {
             if (aborted) {
               // Woken, but not by our own flush (it threw): the wake-up was
-              // an unlock's, meant for a thread that wants the lock.
-              if (woken && !flushed) passOn(i32a, index, 1);
+              // an unlock's, meant for a thread that wants the lock. (After
+              // a flush, a hand-over to us goes on the same way.)
+              if (woken && (!flushed || Atomics.load(i32a, index) === HANDED)) passOn(i32a, index, 1);
               throw abortReason(signal);
             }
             let expected;
             if (op === kWaitForUnlock) {
               const state = Atomics.load(i32a, index);
-              if (isFree(state)) {
+              if (isFree(state) || state === HANDED) {
                 // A wake-up we took was meant for a thread that wants the
                 // lock: pass it on, as we leave without taking it.
                 if (woken) passOn(i32a, index, 1);
@@ -367,7 +409,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
               expected = state | WAITERS;
               if (state !== expected && Atomics.compareExchange(i32a, index, state, expected) !== state) continue;
             } else {
-              expected = claim(i32a, index, mine);
+              w.woken = woken;
+              expected = claim(i32a, index, mine, w);
               if (expected === 0) {
                 holding = true;
                 break;
@@ -378,7 +421,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
               remaining = deadline - performance.now();
               if (remaining <= 0) throw timeoutError(timeout); // the word keeps WAITERS: one spare notify later
             }
-            const result = waitAsync(i32a, index, expected, remaining);
+            if (w.since === 0) w.since = performance.now();
+            const result = waitAsync(i32a, index, expected, waitFor(expected, remaining));
             woken = false; // 'not-equal': the word changed, look again
             if (result.async) {
               queued = true;
@@ -441,8 +485,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
   function unlockHeld(lock, mine) {
     if (!mine.held) throw notHeldError();
     const state = Atomics.compareExchange(lock.i32a, lock.index, me, UNLOCKED);
-    if (state === (me | WAITERS)) {
-      unlockContended(lock, mine);
+    if ((state & ~FAIR) === (me | WAITERS)) {
+      unlockContended(lock, mine, state);
       return;
     }
     mine.held = false;
@@ -453,8 +497,9 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
    * unlockHeld, on a word found contended (me|1): frees it and wakes one
    * waiter (releaseWord).
    */
-  function unlockContended(lock, mine) {
-    if (releaseWord(lock.i32a, lock.index, mine, false) !== (me | WAITERS)) {
+  function unlockContended(lock, mine, held) {
+    // (A waiter may have set FAIR meanwhile: still ours.)
+    if ((releaseWord(lock.i32a, lock.index, mine, false, held) & ~FAIR) !== (held & ~FAIR)) {
       throw notHeldError(); // the word was reset by forceUnlock() meanwhile
     }
   }
@@ -477,8 +522,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
    * case only: should this also run out of stack before the timer is set,
    * the wake-up is lost.)
    */
-  function releaseWord(i32a, index, mine, all) {
-    const held = releaseLock(i32a, index, all, me | WAITERS);
+  function releaseWord(i32a, index, mine, all, expected) {
+    const held = releaseLock(i32a, index, all, all ? 0 : expected);
     mine.held = false;
     if (held < kLater) {
       if (held < kOwed) passOn(i32a, index, all ? Infinity : 1);
@@ -643,7 +688,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
 
     /** Whether any thread holds the lock now (a snapshot). */
     isLocked() {
-      return !isFree(Atomics.load(this.i32a, this.index));
+      return !isUnheld(Atomics.load(this.i32a, this.index));
     }
 
     /**
@@ -655,7 +700,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     holder() {
       stateOf(this);
       const word = Atomics.load(this.i32a, this.index);
-      return isFree(word) ? null : (word >>> 1) - 1;
+      return isFree(word) || word === HANDED ? null : ((word & OWNER) >>> 1) - 1;
     }
 
     /**
@@ -761,7 +806,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      */
     forceUnlock() {
       const mine = stateOf(this);
-      return !isFree(releaseWord(this.i32a, this.index, mine, true));
+      return !isUnheld(releaseWord(this.i32a, this.index, mine, true));
     }
 
     // Reads `#state` for the functions above, which are outside the class

@@ -13,6 +13,10 @@
 //!                                threads may be queued (the next taker learns it)
 //!   owner << 1       held        held by `owner`, nobody queued
 //!   owner << 1 | 1   contended   held by `owner`, threads may be queued (WAITERS)
+//!   … | 1 << 31      fair        as above, and a waiter has waited long (FAIR):
+//!                                the next release hands the lock over
+//!   1 << 31 | 1      HANDED      free, but only for the waiter the release woke
+//!                                (or one that has seen it HANDED for a grace period)
 //! ```
 //!
 //! `owner` (1 to [`MAX_OWNER`]) names a thread: its worker_threads
@@ -42,6 +46,12 @@ pub const ABANDONED: i32 = 1;
 pub const WAITERS: i32 = 1;
 /// The largest owner a word can name (`owner << 1 | 1` is an i32).
 pub const MAX_OWNER: u32 = (1 << 30) - 1;
+/// The bit of a held word that says a waiter has waited long: the next
+/// release leaves [`HANDED`], not FREE, so that the woken waiter gets the
+/// lock rather than a thread that never waited (parking_lot's fair unlock).
+pub const FAIR: i32 = i32::MIN;
+/// A word released to the waiter its release woke.
+pub const HANDED: i32 = FAIR | 1;
 
 /// The word of a lock held by `owner` with nobody queued.
 pub fn held_by(owner: u32) -> i32 {
@@ -55,13 +65,30 @@ pub fn owner_of(word: i32) -> u32 {
 }
 
 /// A contended unlock: frees the word if it still holds `held` (the
-/// caller's `owner << 1 | WAITERS`), and returns what it held. Anything
-/// else there (forceUnlock() freed it meanwhile) is left alone. The caller
-/// then wakes one waiter.
+/// caller's `owner << 1 | WAITERS`, with FAIR or not, which a waiter may
+/// add meanwhile) — to [`HANDED`] if FAIR, to FREE if not — and returns
+/// what it held. Anything else there
+/// (forceUnlock() freed it meanwhile) is left alone. The caller then wakes
+/// one waiter.
 pub fn release(word: &AtomicI32, held: i32) -> i32 {
-  match word.compare_exchange(held, FREE, SeqCst, SeqCst) {
-    Ok(old) | Err(old) => old,
+  let mut held = held;
+  loop {
+    let to = if held & FAIR != 0 { HANDED } else { FREE };
+    match word.compare_exchange(held, to, SeqCst, SeqCst) {
+      Ok(old) => return old,
+      // A waiter set FAIR meanwhile: still the caller's hold.
+      Err(now) if now & !FAIR == held & !FAIR => held = now,
+      Err(now) => return now,
+    }
   }
+}
+
+/// A word [`release`] left HANDED whose wake-up found nobody to hand it
+/// to (its waiter timed out or left), or whose taker may have been a thread
+/// that ended: free for anyone again. Whether it was HANDED (then the
+/// caller wakes one waiter, if it is not the release itself).
+pub fn unhand(word: &AtomicI32) -> bool {
+  word.compare_exchange(HANDED, FREE, SeqCst, SeqCst).is_ok()
 }
 
 /// `owner` has ended (its env's teardown, on its own thread, once its

@@ -29,7 +29,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
-use robust::{held_by, ABANDONED, FREE, WAITERS};
+use robust::{held_by, ABANDONED, FAIR, FREE, HANDED, WAITERS};
 
 /// A step of the protocol weakened, to see the model fail.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -53,6 +53,18 @@ enum Mutation {
   /// A lock(timeout) that gives up after a wake-up checks its deadline
   /// before looking at the word once more.
   GiveUpBeforeLooking,
+  /// A contended release gives up when a waiter set FAIR after the holder
+  /// looked at the word (instead of releasing the new value).
+  ReleaseIgnoresFair,
+}
+
+/// How a thread's wait for the lock has gone so far (lib/async-lock.js
+/// `waitState`).
+#[derive(Default)]
+struct Waited {
+  woken: bool,
+  waited: bool,
+  grace_over: bool,
 }
 
 /// The word, and the registry's queue on it.
@@ -85,7 +97,10 @@ impl Lock {
   /// The binding's wait(i32a, index, expected): queues only if the word
   /// still holds `expected` (under the queue's lock, as the registry's
   /// bucket lock), then sleeps until a notify takes it off the queue.
-  /// Returns whether it slept (and so was woken: "ok").
+  /// Returns whether it slept and was woken ("ok"). A wait on HANDED has a
+  /// timeout (the grace period), which may pass at any moment: it lets go
+  /// of the queue's lock, as if asleep, and times out unless a notify took
+  /// it meanwhile.
   fn wait(&self, expected: i32) -> bool {
     let mut queue = self.queue.lock().unwrap();
     if self.word.load(SeqCst) != expected {
@@ -93,19 +108,30 @@ impl Lock {
     }
     let ticket = self.tickets.fetch_add(1, SeqCst);
     queue.push(ticket);
+    if expected == HANDED {
+      drop(queue);
+      let mut queue = self.queue.lock().unwrap();
+      if let Some(at) = queue.iter().position(|&t| t == ticket) {
+        queue.remove(at); // timed out: leaves the queue itself
+        return false;
+      }
+      return true;
+    }
     while queue.contains(&ticket) {
       queue = self.woken.wait(queue).unwrap();
     }
     true
   }
 
-  /// notify(i32a, index, count): wakes the `count` oldest waiters.
-  fn notify(&self, count: usize) {
+  /// notify(i32a, index, count): wakes the `count` oldest waiters; says
+  /// how many.
+  fn notify(&self, count: usize) -> usize {
     let mut queue = self.queue.lock().unwrap();
     let n = count.min(queue.len());
     queue.drain(..n);
     drop(queue);
     self.woken.notify_all();
+    n
   }
 
   /// lib/async-lock.js `takeFree`: the fast path, and tryLock().
@@ -127,11 +153,17 @@ impl Lock {
   }
 
   /// lib/async-lock.js `claim`: takes a free word as me|1 (Err: whether
-  /// it was abandoned), or returns the value to wait on (Ok).
-  fn claim(&self, me: i32) -> Result<i32, bool> {
+  /// it was abandoned), or returns the value to wait on (Ok). `w`: how the
+  /// thread's wait went so far (woken by its last wait; waited before, so
+  /// it asks for fairness, as after kFairAfter; saw HANDED and waited its
+  /// grace period out).
+  fn claim(&self, me: i32, w: &Waited) -> Result<i32, bool> {
     loop {
       let seen = self.word.load(SeqCst);
-      if seen == FREE || seen == ABANDONED {
+      if seen == HANDED && !w.woken && !w.grace_over {
+        return Ok(HANDED);
+      }
+      if seen == FREE || seen == ABANDONED || seen == HANDED {
         let taken = match self.mutation {
           Mutation::ClaimWithoutWaiters => me,
           Mutation::TakeAbandonedWithoutWaiters if seen == ABANDONED => me,
@@ -144,14 +176,37 @@ impl Lock {
         {
           return Err(seen == ABANDONED);
         }
-      } else if seen & WAITERS != 0 || self.mutation == Mutation::WaitWithoutSettingWaiters {
-        return Ok(seen);
-      } else if self
-        .word
-        .compare_exchange(seen, seen | WAITERS, SeqCst, SeqCst)
-        .is_ok()
+        continue;
+      }
+      let mut want = seen | WAITERS;
+      if self.mutation == Mutation::WaitWithoutSettingWaiters {
+        want = seen;
+      }
+      if w.waited {
+        want |= FAIR;
+      }
+      if want == seen
+        || self
+          .word
+          .compare_exchange(seen, want, SeqCst, SeqCst)
+          .is_ok()
       {
-        return Ok(seen | WAITERS);
+        return Ok(want);
+      }
+    }
+  }
+
+  /// A wait for the lock: claim, then wait on what it says, as lockSlow's
+  /// loop does; whether the lock was abandoned once taken.
+  fn wait_loop(&self, me: i32, w: &mut Waited) -> bool {
+    loop {
+      match self.claim(me, w) {
+        Err(abandoned) => return abandoned,
+        Ok(expected) => {
+          w.woken = self.wait(expected);
+          w.grace_over = expected == HANDED && !w.woken;
+          w.waited = true;
+        }
       }
     }
   }
@@ -162,25 +217,39 @@ impl Lock {
     if let Some(abandoned) = self.take_free(me) {
       return abandoned;
     }
-    loop {
-      match self.claim(me) {
-        Err(abandoned) => return abandoned,
-        Ok(expected) => {
-          self.wait(expected);
-        }
-      }
-    }
+    self.wait_loop(me, &mut Waited::default())
   }
 
   /// lib/async-lock.js `unlockHeld`: a compare-exchange if nobody is
   /// queued; else the binding's releaseLock (`robust::release`, then
   /// notify 1).
   fn unlock(&self, me: i32) {
-    if self.word.compare_exchange(me, FREE, SeqCst, SeqCst).is_ok() {
-      return;
+    let state = match self.word.compare_exchange(me, FREE, SeqCst, SeqCst) {
+      Ok(_) => return,
+      Err(state) => state,
+    };
+    assert_eq!(state & !FAIR, me | WAITERS, "unlock of a word not held");
+    let old = if self.mutation == Mutation::ReleaseIgnoresFair {
+      match self.word.compare_exchange(
+        state,
+        if state & FAIR != 0 { HANDED } else { FREE },
+        SeqCst,
+        SeqCst,
+      ) {
+        Ok(old) | Err(old) => old,
+      }
+    } else {
+      robust::release(&self.word, state)
+    };
+    assert_eq!(
+      old & !FAIR,
+      me | WAITERS,
+      "a release that did not release (not held)"
+    );
+    // src/napi/locks.rs release_lock: handed over, but nobody to hand to.
+    if self.notify(1) == 0 && old & FAIR != 0 {
+      robust::unhand(&self.word);
     }
-    assert_eq!(robust::release(&self.word, me | WAITERS), me | WAITERS);
-    self.notify(1);
   }
 
   /// The teardown of the env of `owner` (src/napi/env.rs
@@ -211,6 +280,10 @@ impl Lock {
     if had_waiters == Some(true) && self.mutation != Mutation::DeadReleaseWithoutNotify {
       self.notify(1);
     }
+    // Then a word handed to a waiter that may have been this thread's.
+    if robust::unhand(&self.word) {
+      self.notify(1);
+    }
   }
 
   /// lib/async-lock.js `lockedAsync` for waitForUnlock(): waits until the
@@ -220,9 +293,10 @@ impl Lock {
     let mut woken = false;
     loop {
       let seen = self.word.load(SeqCst);
-      if seen == FREE || seen == ABANDONED {
-        if woken && self.mutation != Mutation::WatcherKeepsWakeUp {
-          self.notify(1);
+      if seen == FREE || seen == ABANDONED || seen == HANDED {
+        // lib/async-lock.js passOn: a hand-over that finds nobody is free.
+        if woken && self.mutation != Mutation::WatcherKeepsWakeUp && self.notify(1) == 0 {
+          robust::unhand(&self.word);
         }
         return;
       }
@@ -245,16 +319,19 @@ impl Lock {
     if let Some(abandoned) = self.take_free(me) {
       return Some(abandoned);
     }
-    let expected = match self.claim(me) {
+    let mut w = Waited::default();
+    let expected = match self.claim(me, &w) {
       Err(abandoned) => return Some(abandoned),
       Ok(expected) => expected,
     };
-    self.wait(expected);
+    w.woken = self.wait(expected);
+    w.grace_over = expected == HANDED && !w.woken;
+    w.waited = true;
     if self.mutation == Mutation::GiveUpBeforeLooking {
       return None;
     }
     // The loop looks at the word (claim) before it checks the deadline.
-    self.claim(me).err()
+    self.claim(me, &w).err()
   }
 
   /// A critical section: nobody else inside.
@@ -420,13 +497,14 @@ fn mutated_model() {
     Mutation::DeadReleaseAsUnlocked,
     Mutation::WatcherKeepsWakeUp,
     Mutation::GiveUpBeforeLooking,
+    Mutation::ReleaseIgnoresFair,
   ]
   .into_iter()
   .find(|m| format!("{m:?}") == name)
   .expect("a known mutation");
   if matches!(
     mutation,
-    Mutation::WatcherKeepsWakeUp | Mutation::GiveUpBeforeLooking
+    Mutation::WatcherKeepsWakeUp | Mutation::GiveUpBeforeLooking | Mutation::ReleaseIgnoresFair
   ) {
     holder_dies_with_a_waiter_a_quitter_and_a_watcher(mutation);
   } else {
@@ -500,6 +578,11 @@ fn mutation_a_watcher_that_keeps_its_wake_up_strands_the_waiter() {
 #[test]
 fn mutation_a_quitter_that_does_not_look_again_strands_the_waiter() {
   fails_with(Mutation::GiveUpBeforeLooking, "deadlock");
+}
+
+#[test]
+fn mutation_a_release_that_ignores_a_late_fair_bit_leaves_the_lock_held() {
+  fails_with(Mutation::ReleaseIgnoresFair, "deadlock");
 }
 
 #[test]

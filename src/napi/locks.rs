@@ -82,10 +82,19 @@ pub fn release_lock(
   let location = locate(js, array, index)?;
   // SAFETY: `array`, a JS argument of this call, roots the buffer.
   let was = unsafe { free_lock_word(&location, how) }?;
-  if matches!(how, Free::Contended(held) if was != held) {
+  let fair = crate::robust::FAIR;
+  if matches!(how, Free::Contended(held) if was & !fair != held & !fair) {
     return js.number(f64::from(was));
   }
-  js.number(match wake_lock_waiter(location.key, count) {
+  // Handed over (FAIR): if nobody was woken to take it, it is free.
+  let handed = matches!(how, Free::Contended(_)) && was & fair != 0;
+  let woke = wake_lock_waiter(location.key, count, |n| {
+    if handed && n == 0 {
+      // SAFETY: as above.
+      unsafe { memory::unhand_lock_word(&location) };
+    }
+  });
+  js.number(match woke {
     Woke::Now => f64::from(was),
     Woke::Later => f64::from(was) - HANDED,
     Woke::Owed => f64::from(was) - OWED,
@@ -110,18 +119,15 @@ pub enum Woke {
 /// spurious wake-up, which a lock's waiter takes for one), and loses any
 /// async waiter the first try had already taken off its queue: see
 /// `wake::wake`.)
-pub fn wake_lock_waiter(key: usize, count: usize) -> Woke {
+pub fn wake_lock_waiter(key: usize, count: usize, woke: impl FnOnce(usize)) -> Woke {
   let core = core();
-  if core
-    .notify(key, count)
-    .or_else(|_| core.notify(key, count))
-    .is_ok()
-  {
-    Woke::Now
-  } else if core.notify_later(key, count) == Ok(true) {
-    Woke::Later
-  } else {
-    Woke::Owed
+  match core.notify(key, count).or_else(|_| core.notify(key, count)) {
+    Ok(n) => {
+      woke(n);
+      Woke::Now
+    }
+    Err(_) if core.notify_later(key, count) == Ok(true) => Woke::Later,
+    Err(_) => Woke::Owed,
   }
 }
 
@@ -263,9 +269,12 @@ pub fn release_held(js: Js, watch: &Watch) {
     for &key in watched.words.keys() {
       // SAFETY: every watched word's buffer is held by a strong reference
       // of `buffers`, deleted only below.
-      if unsafe { memory::release_dead_word(key, watched.owner) } == Some(true)
-        && matches!(wake_lock_waiter(key, 1), Woke::Owed)
-      {
+      let freed = unsafe { memory::release_dead_word(key, watched.owner) } == Some(true)
+        // A word handed to a waiter that may have been this thread's: free
+        // again (not abandoned: its holder did not end), for whoever comes.
+        // SAFETY: as above.
+        || unsafe { memory::unhand_word(key) };
+      if freed && matches!(wake_lock_waiter(key, 1, |_| {}), Woke::Owed) {
         super::pass_on([key]);
       }
     }

@@ -186,6 +186,28 @@ pub unsafe fn free_lock_word(location: &Location, how: Free) -> NResult<i32> {
   })
 }
 
+/// `crate::robust::unhand` on the AsyncLock word at `location`.
+///
+/// # Safety
+/// As [`holds`].
+pub unsafe fn unhand_lock_word(location: &Location) {
+  // SAFETY: the caller keeps the buffer alive for this call.
+  if let Ok(cell) = unsafe { lock_word(location) } {
+    crate::robust::unhand(cell);
+  }
+}
+
+/// `crate::robust::unhand` on the AsyncLock word at `key`: whether it was
+/// HANDED.
+///
+/// # Safety
+/// As [`release_dead_word`].
+pub unsafe fn unhand_word(key: usize) -> bool {
+  // SAFETY: as the caller promises; other threads only touch it atomically.
+  let cell = unsafe { AtomicI32::from_ptr(key as *mut i32) };
+  crate::robust::unhand(cell)
+}
+
 /// The AsyncLock owner the word at `key` names (0 when it is free).
 ///
 /// # Safety
