@@ -130,6 +130,11 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
   // This thread's owner id << 1 (see above): asked of the binding when the
   // first lock is made, the same for every lock of the thread after.
   let me = 0;
+  // How many async waits (lockedAsync) of this thread are queued now. While
+  // any is, a HANDED word may be meant for one of them, which cannot run
+  // while this thread spins or blocks: this thread's tryLock and lock()
+  // take a HANDED word then, and its releases do not hand over.
+  let asyncWaiting = 0;
 
   // The private `#state` of an AsyncLock of this factory, or undefined
   // (set below, from inside the class body).
@@ -154,9 +159,18 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       mine.abandoned = false;
       return true;
     }
-    if (Atomics.compareExchange(i32a, index, ABANDONED, me | WAITERS) !== ABANDONED) return false;
+    const seen = Atomics.compareExchange(i32a, index, ABANDONED, me | WAITERS);
+    if (seen === ABANDONED) {
+      mine.held = true;
+      mine.abandoned = true;
+      return true;
+    }
+    if (seen !== HANDED || asyncWaiting === 0 ||
+        Atomics.compareExchange(i32a, index, HANDED, me | WAITERS) !== HANDED) {
+      return false;
+    }
     mine.held = true;
-    mine.abandoned = true;
+    mine.abandoned = false;
     return true;
   }
 
@@ -182,7 +196,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
   function claim(i32a, index, mine, w) {
     for (;;) {
       const seen = Atomics.load(i32a, index);
-      if (seen === HANDED && !w.woken) {
+      if (seen === HANDED && !w.woken && asyncWaiting === 0) {
         const now = performance.now();
         if (w.handedAt === 0) w.handedAt = now;
         if (now - w.handedAt < kGrace) return HANDED;
@@ -238,8 +252,11 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
   function passOn(i32a, index, count) {
     try {
       // A release's hand-over (HANDED) that finds nobody else to take it
-      // is free for anyone.
-      if (notify(i32a, index, count) === 0) Atomics.compareExchange(i32a, index, HANDED, UNLOCKED);
+      // is free for anyone (and a waiter that came meanwhile is told).
+      if (notify(i32a, index, count) === 0 &&
+          Atomics.compareExchange(i32a, index, HANDED, UNLOCKED) === HANDED) {
+        notify(i32a, index, 1);
+      }
     } catch (_) {
       notifyLater(i32a, index, count, 0);
     }
@@ -426,6 +443,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
             woken = false; // 'not-equal': the word changed, look again
             if (result.async) {
               queued = true;
+              asyncWaiting++;
               let outcome;
               try {
                 outcome = await ours(result.value);
@@ -434,10 +452,12 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
                 // or out of stack: ours may still be queued with nobody to
                 // see its wake-up. Flush it out (as an abort does), give up.
                 queued = false;
+                asyncWaiting--;
                 passOn(i32a, index, Infinity);
                 throw error;
               }
               queued = false;
+              asyncWaiting--;
               woken = outcome === 'ok';
             }
           }
@@ -498,6 +518,13 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
    * waiter (releaseWord).
    */
   function unlockContended(lock, mine, held) {
+    // This thread's own async waiters cannot take a hand-over before it
+    // yields: none then (FAIR off the word first; only a waiter's FAIR or
+    // WAITERS could change it, and both are set).
+    if (asyncWaiting > 0 && (held & FAIR) !== 0 &&
+        Atomics.compareExchange(lock.i32a, lock.index, held, held & ~FAIR) === held) {
+      held &= ~FAIR;
+    }
     // (A waiter may have set FAIR meanwhile: still ours.)
     if ((releaseWord(lock.i32a, lock.index, mine, false, held) & ~FAIR) !== (held & ~FAIR)) {
       throw notHeldError(); // the word was reset by forceUnlock() meanwhile

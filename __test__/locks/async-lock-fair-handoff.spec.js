@@ -74,6 +74,38 @@ describe('AsyncLock hands the lock over to a waiter that has waited long', funct
     assert.strictEqual(lock.i32a[0], 0);
   });
 
+  it("a thread with async waits of its own queued takes a HANDED word at once (the hand-over may be its own waiter's, which cannot run while it spins)", async () => {
+    const held = new AsyncLock();
+    const worker = startLockWorker(held);
+    try {
+      assert.strictEqual(await worker.call('lock', {}), true);
+      const queued = held.acquire(); // an async wait of this thread, queued
+      await until(() => waitersForTesting(held.i32a, 0).registry === 1, 'the wait to queue');
+      const other = new AsyncLock();
+      other.i32a[0] = HANDED;
+      assert.strictEqual(other.tryLock(), true);
+      other.unlock();
+      other.i32a[0] = HANDED;
+      assert.strictEqual(other.lock(), true, 'lock() too, without the grace period');
+      other.unlock();
+      await worker.call('unlock');
+      (await queued)();
+    } finally {
+      await worker.terminate();
+    }
+  });
+
+  it('a release by a thread with async waits of its own on the lock does not hand it over (they could not take it before it yields)', async () => {
+    const lock = new AsyncLock();
+    lock.lock();
+    const queued = lock.executeLocked(() => 'ran');
+    await until(() => waitersForTesting(lock.i32a, 0).registry === 1, 'the wait to queue');
+    Atomics.or(lock.i32a, 0, FAIR);
+    lock.unlock();
+    assert.strictEqual(lock.i32a[0], 0, 'freed, not HANDED');
+    assert.strictEqual(await queued, 'ran');
+  });
+
   it('a unlock() of a word a waiter marked FAIR meanwhile releases it (not "not held")', async () => {
     const lock = new AsyncLock();
     lock.lock();

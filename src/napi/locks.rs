@@ -89,9 +89,10 @@ pub fn release_lock(
   // Handed over (FAIR): if nobody was woken to take it, it is free.
   let handed = matches!(how, Free::Contended(_)) && was & fair != 0;
   let woke = wake_lock_waiter(location.key, count, |n| {
-    if handed && n == 0 {
-      // SAFETY: as above.
-      unsafe { memory::unhand_lock_word(&location) };
+    // SAFETY: as above.
+    if handed && n == 0 && unsafe { memory::unhand_lock_word(&location) } {
+      // A waiter that came meanwhile (and waits on HANDED) is told.
+      let _ = core().notify(location.key, 1);
     }
   });
   js.number(match woke {

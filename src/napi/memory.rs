@@ -186,14 +186,16 @@ pub unsafe fn free_lock_word(location: &Location, how: Free) -> NResult<i32> {
   })
 }
 
-/// `crate::robust::unhand` on the AsyncLock word at `location`.
+/// `crate::robust::unhand` on the AsyncLock word at `location`: whether
+/// it was HANDED.
 ///
 /// # Safety
 /// As [`holds`].
-pub unsafe fn unhand_lock_word(location: &Location) {
+pub unsafe fn unhand_lock_word(location: &Location) -> bool {
   // SAFETY: the caller keeps the buffer alive for this call.
-  if let Ok(cell) = unsafe { lock_word(location) } {
-    crate::robust::unhand(cell);
+  match unsafe { lock_word(location) } {
+    Ok(cell) => crate::robust::unhand(cell),
+    Err(_) => false,
   }
 }
 
