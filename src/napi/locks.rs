@@ -12,8 +12,9 @@ use napi::sys;
 use super::core;
 use super::env;
 use super::ffi::{Failure, Js, NResult};
-use super::memory::{self, free_lock_word, locate, Free};
+use super::memory::{self, locate};
 use crate::registry::BuildAddressHasher;
+use crate::robust;
 
 /// The AsyncLock words an env's instances use, for its teardown: shared
 /// between the env's state and the finalizer data of each instance (on the
@@ -51,9 +52,10 @@ struct Unwatch {
 /// stop half-way with the word free and its waiter asleep (in JS, near the
 /// stack limit, the notify after the exchange could throw, and so could the
 /// steps that undo it). `all` false is unlock() of a word seen contended,
-/// `held` (the caller's `owner << 1 | 1`): → 0, then notify 1 (nothing if
-/// it no longer held that: forceUnlock() reset it); `all` true is
-/// forceUnlock(): → 0, then notify all (`held` is not read).
+/// `held` (the caller's `owner << 1 | 1`, FAIR or not): → 0, or HANDED if
+/// FAIR (`robust::release`), then notify 1 (nothing if it no longer held
+/// that: forceUnlock() reset it); `all` true is forceUnlock(): → 0, then
+/// notify all (`held` is not read).
 ///
 /// A throw means nothing was done. Once the word is written this returns
 /// what it held, if the notify returned; if it failed (a panic in the core)
@@ -71,26 +73,31 @@ pub fn release_lock(
   let all = js
     .bool(all)
     .map_err(|_| Failure::Type("all must be a boolean".into()))?;
-  let (how, count) = if all {
-    (Free::Any, usize::MAX)
+  let held = if all {
+    None
   } else {
-    let held = js
-      .i32(held)
-      .map_err(|_| Failure::Type("held must be a number".into()))?;
-    (Free::Contended(held), 1)
+    Some(
+      js.i32(held)
+        .map_err(|_| Failure::Type("held must be a number".into()))?,
+    )
   };
   let location = locate(js, array, index)?;
   // SAFETY: `array`, a JS argument of this call, roots the buffer.
-  let was = unsafe { free_lock_word(&location, how) }?;
-  let fair = crate::robust::FAIR;
-  if matches!(how, Free::Contended(held) if was & !fair != held & !fair) {
+  let word = unsafe { memory::lock_word(&location) }?;
+  let (was, count) = match held {
+    Some(held) => (robust::release(word, held), 1),
+    None => (
+      word.swap(robust::FREE, std::sync::atomic::Ordering::SeqCst),
+      usize::MAX,
+    ),
+  };
+  if matches!(held, Some(held) if was & !robust::FAIR != held & !robust::FAIR) {
     return js.number(f64::from(was));
   }
   // Handed over (FAIR): if nobody was woken to take it, it is free.
-  let handed = matches!(how, Free::Contended(_)) && was & fair != 0;
+  let handed = held.is_some() && was & robust::FAIR != 0;
   let woke = wake_lock_waiter(location.key, count, |n| {
-    // SAFETY: as above.
-    if handed && n == 0 && unsafe { memory::unhand_lock_word(&location) } {
+    if handed && n == 0 && robust::unhand(word) {
       // A waiter that came meanwhile (and waits on HANDED) is told.
       let _ = core().notify(location.key, 1);
     }
@@ -220,8 +227,8 @@ unsafe extern "C" fn lock_unwatched(env: sys::napi_env, data: *mut c_void, _hint
     let held_here = watchers == 1 && watched.owner != 0 && {
       // SAFETY: the word's buffer is held by a strong reference of
       // `buffers` (released below at the earliest: this instance counts).
-      let owner = unsafe { memory::owner_of_word(unwatch.key) };
-      owner == watched.owner
+      let word = unsafe { memory::watched_word(unwatch.key) };
+      robust::owner_of(word.load(std::sync::atomic::Ordering::SeqCst)) == watched.owner
     };
     if held_here {
       // The last instance of this env over the word, collected while this
@@ -270,11 +277,11 @@ pub fn release_held(js: Js, watch: &Watch) {
     for &key in watched.words.keys() {
       // SAFETY: every watched word's buffer is held by a strong reference
       // of `buffers`, deleted only below.
-      let freed = unsafe { memory::release_dead_word(key, watched.owner) } == Some(true)
+      let word = unsafe { memory::watched_word(key) };
+      let freed = robust::release_dead(word, watched.owner) == Some(true)
         // A word handed to a waiter that may have been this thread's: free
         // again (not abandoned: its holder did not end), for whoever comes.
-        // SAFETY: as above.
-        || unsafe { memory::unhand_word(key) };
+        || robust::unhand(word);
       if freed && matches!(wake_lock_waiter(key, 1, |_| {}), Woke::Owed) {
         super::pass_on([key]);
       }

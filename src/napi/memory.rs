@@ -146,23 +146,13 @@ pub unsafe fn holds(location: &Location, expected: Expected) -> bool {
   }
 }
 
-/// How [`free_lock_word`] frees an AsyncLock's word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Free {
-  /// unlock() of a word seen contended (`owner << 1 | 1`, the value
-  /// given): → 0 if it still holds it (`crate::robust::release`).
-  Contended(i32),
-  /// forceUnlock(): → 0 whatever it holds.
-  Any,
-}
-
-/// The i32 of the Int32Array element at `location`; a `Type` failure for
-/// any other element.
+/// The AsyncLock word at `location`: the i32 of its Int32Array element; a
+/// `Type` failure for any other element. `crate::robust` does the rest.
 ///
 /// # Safety
 /// As [`holds`]: the SharedArrayBuffer behind `location` must be alive
 /// while the result is used.
-unsafe fn lock_word(location: &Location) -> NResult<&AtomicI32> {
+pub unsafe fn lock_word(location: &Location) -> NResult<&AtomicI32> {
   if location.element != Element::Int32 {
     return Err(Failure::Type("typedArray must be an Int32Array".into()));
   }
@@ -170,65 +160,14 @@ unsafe fn lock_word(location: &Location) -> NResult<&AtomicI32> {
   Ok(unsafe { AtomicI32::from_ptr(location.key as *mut i32) })
 }
 
-/// Frees the AsyncLock word at `location` (an Int32Array element; a `Type`
-/// failure otherwise, with nothing done) and returns what it held: the
-/// same sequentially consistent read-modify-write as the lock's own
-/// `Atomics.compareExchange` / `Atomics.exchange` in JS.
-///
-/// # Safety
-/// As [`holds`]: the SharedArrayBuffer behind `location` must be alive.
-pub unsafe fn free_lock_word(location: &Location, how: Free) -> NResult<i32> {
-  // SAFETY: the caller keeps the buffer alive for this call.
-  let cell = unsafe { lock_word(location) }?;
-  Ok(match how {
-    Free::Contended(held) => crate::robust::release(cell, held),
-    Free::Any => cell.swap(0, Ordering::SeqCst),
-  })
-}
-
-/// `crate::robust::unhand` on the AsyncLock word at `location`: whether
-/// it was HANDED.
-///
-/// # Safety
-/// As [`holds`].
-pub unsafe fn unhand_lock_word(location: &Location) -> bool {
-  // SAFETY: the caller keeps the buffer alive for this call.
-  match unsafe { lock_word(location) } {
-    Ok(cell) => crate::robust::unhand(cell),
-    Err(_) => false,
-  }
-}
-
-/// `crate::robust::unhand` on the AsyncLock word at `key`: whether it was
-/// HANDED.
-///
-/// # Safety
-/// As [`release_dead_word`].
-pub unsafe fn unhand_word(key: usize) -> bool {
-  // SAFETY: as the caller promises; other threads only touch it atomically.
-  let cell = unsafe { AtomicI32::from_ptr(key as *mut i32) };
-  crate::robust::unhand(cell)
-}
-
-/// The AsyncLock owner the word at `key` names (0 when it is free).
-///
-/// # Safety
-/// As [`release_dead_word`].
-pub unsafe fn owner_of_word(key: usize) -> u32 {
-  // SAFETY: as the caller promises; other threads only touch it atomically.
-  let cell = unsafe { AtomicI32::from_ptr(key as *mut i32) };
-  crate::robust::owner_of(cell.load(Ordering::SeqCst))
-}
-
-/// The env of `owner` is ending: frees the AsyncLock word at `key` (the
-/// address of an Int32Array element) if `owner` holds it
-/// (`crate::robust::release_dead`).
+/// The AsyncLock word at `key`, the address of a watched Int32Array
+/// element (`locks::Watched`). `crate::robust` does the rest.
 ///
 /// # Safety
 /// `key` must be the address of an Int32Array element of a
-/// SharedArrayBuffer that stays alive for the call.
-pub unsafe fn release_dead_word(key: usize, owner: u32) -> Option<bool> {
+/// SharedArrayBuffer that stays alive for `'a` (a watched word's buffer is
+/// held by a strong reference until the env's teardown is done with it).
+pub unsafe fn watched_word<'a>(key: usize) -> &'a AtomicI32 {
   // SAFETY: as the caller promises; other threads only touch it atomically.
-  let cell = unsafe { AtomicI32::from_ptr(key as *mut i32) };
-  crate::robust::release_dead(cell, owner)
+  unsafe { AtomicI32::from_ptr(key as *mut i32) }
 }
