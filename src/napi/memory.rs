@@ -166,7 +166,8 @@ pub unsafe fn lock_word(location: &Location) -> NResult<&AtomicI32> {
 /// # Safety
 /// `key` must be the address of an Int32Array element of a
 /// SharedArrayBuffer that stays alive for `'a` (a watched word's buffer is
-/// held by a strong reference until the env's teardown is done with it).
+/// held by a strong reference while the word is watched: until its last
+/// watcher's finalizer, or the env's teardown).
 pub unsafe fn watched_word<'a>(key: usize) -> &'a AtomicI32 {
   // SAFETY: as the caller promises; other threads only touch it atomically.
   unsafe { AtomicI32::from_ptr(key as *mut i32) }
