@@ -8,29 +8,8 @@
 // holding it, its teardown frees it (src/robust.rs, src/napi/env.rs
 // `release_held`) and the next holder learns that it was abandoned.
 //
-// The state word, i32a[index] (src/robust.rs; `me` is this thread's owner
-// id << 1: its worker_threads threadId + 1, claimed through the binding's
-// lockOwner, the same for every lock and every copy of the package):
-//
-//   value     name       meaning                           who moves it
-//   --------  ---------  --------------------------------  ----------------------------------------
-//   0         UNLOCKED   free                              lock/tryLock: CAS 0→me (fast path);
-//                                                          a waiter: CAS 0→me|1 (claim)
-//   1         ABANDONED  free; its holder's thread ended   the ending thread's teardown: held→1,
-//                        holding it; threads may be        then notify(1) if it said WAITERS;
-//                        queued                            any taker: CAS 1→me|1, and learns it
-//   me        held       held by this thread, nobody       unlock: CAS me→0, no notify;
-//                        queued                            a thread that must wait: CAS me→me|1
-//   me|1      contended  held, threads may be queued       unlock: me|1→0, then notify(1), one
-//                                                          native call (releaseLock); waiters wait
-//                                                          on the value me|1
-//
-// No wake-up is lost: a thread queues only through wait/waitAsync with the
-// expected value owner|1, after seeing or storing that value itself, so the
-// holder's unlock (or its teardown) sees the WAITERS bit and notifies; and a
-// waiter takes a free word as me|1, never me, so the queue it may leave
-// behind is still announced by the word. That costs one spare notify at
-// most, never a lost one. tests/loom_robust.rs model-checks these steps.
+// The word protocol (which values mean what, who moves them, why no
+// wake-up is lost) is lib/owned-word.js's; this file is the API over it.
 //
 // It waits and wakes only through the package's own wait / waitAsync /
 // notify and the binding's releaseLock (handed to the factory), never
@@ -38,58 +17,35 @@
 // queue, on every runtime (Node 14 lacks Atomics.waitAsync; native waiters
 // would not see ours).
 
-const { performance } = require('perf_hooks');
-const { threadId } = require('worker_threads');
 const { describe } = require('./describe');
 const {
+  codedError,
+  AsyncWait,
+  makeReleaser,
   int32Slot,
   fromPosted,
   ours,
-  reflectDefineProperty,
-  symbolDispose,
-  symbolAsyncDispose,
   validateTimeout,
   validateOptions,
   abortReason,
 } = require('./core');
+const {
+  createOwnedWord,
+  holderOf,
+  isFree,
+  isUnheld,
+  deadlockError,
+  UNLOCKED,
+  ABANDONED,
+  WAITERS,
+  HANDED,
+  kGrace,
+} = require('./owned-word');
 
-// A release function's own `then` (see makeReleaser).
-const kNoThen = { __proto__: null, value: undefined };
-
-const UNLOCKED = 0;
-const ABANDONED = 1;
-const WAITERS = 1;
-// The top bit of a held word: a waiter has waited kFairAfter ms or more, so
-// the next release hands the lock over (src/robust.rs): it leaves HANDED,
-// which only a waiter that release woke may take, or any waiter that has
-// seen it for kGrace ms (should the woken one never come).
-const FAIR = 1 << 31;
-const HANDED = FAIR | 1;
-const kFairAfter = 0.5;
-const kGrace = 2;
-// The owner bits of a word.
-const OWNER = 0x7ffffffe;
 // The post's statics, kept for code that reads them; the word no longer
 // holds them (see above).
 const LOCKED = 1;
 const CONTENDED = 2;
-
-/** Whether a word says the lock is free (UNLOCKED or ABANDONED). */
-const isFree = (word) => word === UNLOCKED || word === ABANDONED;
-/** Whether nobody holds the lock (free, or HANDED to a waiter about to take it). */
-const isUnheld = (word) => isFree(word) || word === HANDED;
-
-// The binding's releaseLock answers below this (the old value minus 2^32)
-// when it freed the word but could not deliver the wake-up: a thread of the
-// addon delivers it later; and below kOwed (minus 2^33) when none could,
-// and the caller must pass it on.
-const kLater = -(2 ** 31);
-const kOwed = -(2 ** 32) - 2 ** 31;
-
-// How many times a blocking lock() re-reads a held word before it queues.
-// A critical section of a few hundred nanoseconds ends while we look, and
-// taking the lock then costs neither a wait nor the holder's notify.
-const kSpins = 100;
 
 // Whether an instance holds the lock: `{ held }`, one per instance, kept
 // in a private field (see createAsyncLock's `stateOf`): Object.freeze
@@ -101,24 +57,7 @@ const kSpins = 100;
 // property write, no call (near the stack limit any call can throw). A
 // WeakMap did the same for 83 more instructions per look-up.
 
-function timeoutError(ms) {
-  const error = new Error(`Timed out after ${ms} ms waiting for the AsyncLock`);
-  error.code = 'ERR_ASYNC_LOCK_TIMEOUT';
-  return error;
-}
-
-function deadlockError() {
-  const error = new Error('This AsyncLock is already held by this thread: lock() would wait forever');
-  error.code = 'ERR_ASYNC_LOCK_DEADLOCK';
-  return error;
-}
-
-function notHeldError() {
-  // The post's message, so code that matched on it keeps working.
-  const error = new Error('Tried to unlock while not holding the mutex');
-  error.code = 'ERR_ASYNC_LOCK_NOT_HELD';
-  return error;
-}
+const timeoutError = (ms) => codedError(`Timed out after ${ms} ms waiting for the AsyncLock`, 'ERR_ASYNC_LOCK_TIMEOUT');
 
 /**
  * Creates the AsyncLock class over `{ wait, waitAsync, notify }`, with the
@@ -127,15 +66,8 @@ function notHeldError() {
  * the package's own, or wrappers of them in tests.
  */
 function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lockWatch }) {
-  // This thread's owner id << 1 (see above): asked of the binding when the
-  // first lock is made, the same for every lock of the thread after.
-  let me = 0;
-  // How many async waits (lockedAsync) of this thread are queued now. While
-  // any is, a HANDED word may be meant for one of them, which cannot run
-  // while this thread spins or blocks: this thread's tryLock and lock()
-  // take a HANDED word then, and its releases do not hand over.
-  let asyncWaiting = 0;
-
+  const word = createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner });
+  const { env, passOn, takeUnlocked, takeFree, claim, waitState, lockSlow, unlockHeld, releaseWord } = word;
   // The private `#state` of an AsyncLock of this factory, or undefined
   // (set below, from inside the class body).
   let stateIfLock;
@@ -149,196 +81,10 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     return state;
   }
 
-  /**
-   * Takes the lock if it is free (UNLOCKED → me, or ABANDONED → me|1),
-   * marking `mine` its holder; returns whether it did.
-   */
-  function takeFree(i32a, index, mine) {
-    if (Atomics.compareExchange(i32a, index, UNLOCKED, me) === UNLOCKED) {
-      mine.held = true;
-      mine.abandoned = false;
-      return true;
-    }
-    const seen = Atomics.compareExchange(i32a, index, ABANDONED, me | WAITERS);
-    if (seen === ABANDONED) {
-      mine.held = true;
-      mine.abandoned = true;
-      return true;
-    }
-    if (seen !== HANDED || asyncWaiting === 0 ||
-        Atomics.compareExchange(i32a, index, HANDED, me | WAITERS) !== HANDED) {
-      return false;
-    }
-    mine.held = true;
-    mine.abandoned = false;
-    return true;
-  }
-
-  /**
-   * How a waiting thread's wait has gone so far, for claim: `woken`, its
-   * last wait ended in a wake-up; `since`, when it first waited (0 before);
-   * `handedAt`, when it first saw the word HANDED to another (0 if not).
-   */
-  function waitState() {
-    return { woken: false, since: 0, handedAt: 0 };
-  }
-
-  /**
-   * One look at a held or free word by a thread that waits for it (or is
-   * about to): takes it if free, as me|1 (others may be queued), marking
-   * `mine` its holder, and returns 0; else makes sure the word says
-   * WAITERS, and FAIR once this thread has waited kFairAfter ms, and
-   * returns the value to wait on (never 0). A HANDED word is taken only by
-   * a thread that a wake-up just ended the wait of (the one the release
-   * woke, or one it passed its wake-up on to), or by one that has seen it
-   * HANDED for kGrace ms; others wait on it, kGrace ms at most.
-   */
-  function claim(i32a, index, mine, w) {
-    for (;;) {
-      const seen = Atomics.load(i32a, index);
-      if (seen === HANDED && !w.woken && asyncWaiting === 0) {
-        const now = performance.now();
-        if (w.handedAt === 0) w.handedAt = now;
-        if (now - w.handedAt < kGrace) return HANDED;
-      } else if (seen !== HANDED) {
-        w.handedAt = 0; // a later hand-over gets its own grace period
-      }
-      if (isFree(seen) || seen === HANDED) {
-        if (Atomics.compareExchange(i32a, index, seen, me | WAITERS) === seen) {
-          mine.held = true;
-          mine.abandoned = seen === ABANDONED;
-          return 0;
-        }
-        continue;
-      }
-      let want = seen | WAITERS;
-      if (w.since !== 0 && (seen & FAIR) === 0 && performance.now() - w.since >= kFairAfter) want |= FAIR;
-      if (want === seen || Atomics.compareExchange(i32a, index, seen, want) === seen) return want;
-    }
-  }
-
-  /** How long a wait on `expected` may last, within `remaining` ms. */
-  const waitFor = (expected, remaining) => (expected === HANDED && remaining > kGrace ? kGrace : remaining);
-
-  /**
-   * Delivers the wake-up of an unlock (count 1) or forceUnlock (Infinity)
-   * whose notify failed other than out of stack, with the lock released:
-   * tried again from a timer, backing off to once a second, until a notify
-   * returns (whether it found the waiter or not). Until then the waiter
-   * sleeps, but not for good. For its first ten tries (about a second) the
-   * timer keeps this thread alive (the waiter may be another thread's,
-   * whose wait does not keep this one's event loop going: a worker that
-   * exits right after its unlock would take the wake-up with it); after
-   * that it does not, so that a notify that always fails cannot keep a
-   * process alive for good (and a thread that then exits loses it).
-   */
-  function notifyLater(i32a, index, count, delay) {
-    const timer = setTimeout(() => {
-      try {
-        notify(i32a, index, count);
-      } catch (_) {
-        notifyLater(i32a, index, count, Math.min(1000, delay * 2 + 1));
-      }
-    }, delay);
-    if (delay >= 512 && timer !== null && typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
-  }
-
-  /**
-   * A wake-up this thread owes the word's waiters: notified now, or, if
-   * that fails (a panic in the addon; not the stack: callers are at the
-   * bottom of theirs or have already failed for another reason), from a
-   * timer (notifyLater). Throws only if even the timer cannot be set.
-   */
-  function passOn(i32a, index, count) {
-    try {
-      // A release's hand-over (HANDED) that finds nobody else to take it
-      // is free for anyone (and a waiter that came meanwhile is told).
-      if (notify(i32a, index, count) === 0 &&
-          Atomics.compareExchange(i32a, index, HANDED, UNLOCKED) === HANDED) {
-        notify(i32a, index, 1);
-      }
-    } catch (_) {
-      notifyLater(i32a, index, count, 0);
-    }
-  }
-
-  /**
-   * A release function (idempotent, like async-mutex's), disposable where
-   * the runtime can. Its own `then` is undefined: acquire() resolves with
-   * it, and resolving with a function looks up its `then`, which must not
-   * reach a Function.prototype.then or Object.prototype.then.
-   */
-  function makeReleaser(lock) {
-    let released = false;
+  /** The release function of a hold of `lock` (core's makeReleaser), with `abandoned`. */
+  function releaserOf(lock) {
     const mine = stateOf(lock);
-    const abandoned = mine.abandoned;
-    const release = () => {
-      if (released) return;
-      try {
-        unlockHeld(lock, mine);
-      } catch (error) {
-        // Out of stack, the lock is still held: a retry unlocks. Any other
-        // failure released it (its wake-up is on its way): spent, so that a
-        // retry cannot free a later hold of this instance.
-        if (!mine.held) released = true;
-        throw error;
-      }
-      released = true;
-    };
-    reflectDefineProperty(release, 'then', kNoThen);
-    // Whether this hold was inherited from a thread that ended holding it.
-    reflectDefineProperty(release, 'abandoned', { __proto__: null, value: abandoned, enumerable: true });
-    // Defined, not assigned: an assignment would run a setter that a
-    // program put on Function.prototype or Object.prototype. (The
-    // attributes an assignment gives.)
-    if (symbolDispose) {
-      reflectDefineProperty(release, symbolDispose, {
-        __proto__: null,
-        value: release,
-        writable: true,
-        enumerable: true,
-        configurable: true,
-      });
-    }
-    if (symbolAsyncDispose) {
-      reflectDefineProperty(release, symbolAsyncDispose, {
-        __proto__: null,
-        value: async () => {
-          release();
-        },
-        writable: true,
-        enumerable: true,
-        configurable: true,
-      });
-    }
-    return release;
-  }
-
-  /**
-   * The blocking part of lock(): spin a little, then mark the word
-   * contended and wait on it until a claim finds it free. Marks `mine` the
-   * holder when it takes the lock.
-   */
-  function lockSlow(i32a, index, ms, mine) {
-    for (let i = 0; i < kSpins; i++) {
-      if (isFree(Atomics.load(i32a, index)) && takeFree(i32a, index, mine)) return true;
-    }
-    if (ms === 0) return false;
-    const deadline = ms === Infinity ? Infinity : performance.now() + ms;
-    const w = waitState();
-    for (;;) {
-      const expected = claim(i32a, index, mine, w);
-      if (expected === 0) return true;
-      // Held by this very thread (another instance): no wait could end.
-      if (ms === Infinity && (expected & OWNER) === me) throw deadlockError();
-      let remaining = Infinity;
-      if (deadline !== Infinity) {
-        remaining = deadline - performance.now();
-        if (remaining <= 0) return false; // the word keeps WAITERS: one spare notify later
-      }
-      if (w.since === 0) w.since = performance.now();
-      w.woken = wait(i32a, index, expected, waitFor(expected, remaining)) === 'ok';
-    }
+    return makeReleaser(() => unlockHeld(lock.i32a, lock.index, mine), () => mine.held, { abandoned: mine.abandoned });
   }
 
   // What lockedAsync does once it may go on.
@@ -348,14 +94,9 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
 
   /**
    * executeLocked, acquire and waitForUnlock, in one async frame from the
-   * call to the end. Its only awaits are on waitAsync promises and on f's
-   * result, never on a promise of another frame of the lock's: where
-   * %Promise% could not be found, every await calls the program's
-   * %Promise.prototype.then%, which may throw, and an await of an inner
-   * frame that failed so left that frame running on, to take the lock
-   * after the caller's promise had rejected, for nobody. Here a failed await
-   * is this frame's own exception, and its `finally` releases the lock
-   * whenever `holding` says it took it. Rejects with a timeout or the
+   * call to the end: its only awaits are on waitAsync promises (core's
+   * AsyncWait says why) and on f's result, and its `finally` releases the
+   * lock whenever `holding` says it took it. Rejects with a timeout or the
    * signal's reason only once nothing of it is left queued.
    */
   async function lockedAsync(lock, op, f, options) {
@@ -377,98 +118,43 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       }
       if (!free) {
         if (timeout === 0) throw timeoutError(0);
-        const deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
-        let queued = false; // one waitAsync of ours is pending
-        let aborted = false;
-        let flushed = false; // the abort's notify returned
-        let onAbort = null;
-        if (signal) {
-          onAbort = () => {
-            aborted = true;
-            // No waitAsync can be cancelled, so flush ours out of the queue
-            // by waking every waiter of the word: the others see it held or
-            // free again and re-queue or take the lock (a spurious wake-up, never
-            // a lost one; and a wake-up we took from an unlock is passed on
-            // the same way). We reject once ours has settled, leaving
-            // nothing behind. Should this notify throw (near the stack
-            // limit), ours stays queued until an unlock wakes it: the loop
-            // below then passes that wake-up on.
-            try {
-              if (queued) notify(i32a, index, Infinity);
-              flushed = true;
-            } catch (_) {
-              // (an exception here would be the signal's uncaught one)
-            }
-          };
-          signal.addEventListener('abort', onAbort);
-        }
+        const waiting = new AsyncWait(env, i32a, index, timeout, signal, timeoutError);
         try {
-          let woken = false; // our last wait ended in a wake-up ('ok')
           const w = waitState();
           for (;;) {
-            if (aborted) {
-              // Woken, but not by our own flush (it threw): the wake-up was
-              // an unlock's, meant for a thread that wants the lock. (After
-              // a flush, a hand-over to us goes on the same way.)
-              if (woken && (!flushed || Atomics.load(i32a, index) === HANDED)) passOn(i32a, index, 1);
-              throw abortReason(signal);
-            }
             let expected;
             if (op === kWaitForUnlock) {
               const state = Atomics.load(i32a, index);
               if (isFree(state) || state === HANDED) {
                 // A wake-up we took was meant for a thread that wants the
                 // lock: pass it on, as we leave without taking it.
-                if (woken) passOn(i32a, index, 1);
+                if (waiting.woken) passOn(i32a, index, 1);
                 break;
               }
               // Held: make sure the word says WAITERS before waiting on it.
               expected = state | WAITERS;
               if (state !== expected && Atomics.compareExchange(i32a, index, state, expected) !== state) continue;
             } else {
-              w.woken = woken;
+              w.woken = waiting.woken;
+              w.since = waiting.since;
               expected = claim(i32a, index, mine, w);
               if (expected === 0) {
                 holding = true;
                 break;
               }
             }
-            let remaining = Infinity;
-            if (deadline !== Infinity) {
-              remaining = deadline - performance.now();
-              if (remaining <= 0) throw timeoutError(timeout); // the word keeps WAITERS: one spare notify later
-            }
-            if (w.since === 0) w.since = performance.now();
-            const result = waitAsync(i32a, index, expected, waitFor(expected, remaining));
-            woken = false; // 'not-equal': the word changed, look again
-            if (result.async) {
-              queued = true;
-              asyncWaiting++;
-              let outcome;
-              try {
-                outcome = await ours(result.value);
-              } catch (error) {
-                // Only where %Promise% was not found (a `then` that threw),
-                // or out of stack: ours may still be queued with nobody to
-                // see its wake-up. Flush it out (as an abort does), give up.
-                queued = false;
-                asyncWaiting--;
-                passOn(i32a, index, Infinity);
-                throw error;
-              }
-              queued = false;
-              asyncWaiting--;
-              woken = outcome === 'ok';
-            }
+            // (A timeout leaves the word WAITERS: one spare notify later.)
+            const pending = waiting.next(expected, expected === HANDED ? kGrace : undefined);
+            if (pending !== undefined) waiting.settled(await pending);
           }
         } finally {
           // (Should this throw after a take, the outer finally gives the lock back.)
-          if (onAbort) signal.removeEventListener('abort', onAbort);
+          waiting.end();
         }
       }
       if (op === kWaitForUnlock) return undefined;
       if (op === kAcquire) {
-        const release = makeReleaser(lock);
+        const release = releaserOf(lock);
         holding = false; // the release function's now
         return release;
       }
@@ -479,7 +165,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     } finally {
       if (holding) {
         try {
-          unlockHeld(lock, mine); // an unlock error (misuse: f unlocked) wins over f's outcome
+          unlockHeld(lock.i32a, lock.index, mine); // an unlock error (misuse: f unlocked) wins over f's outcome
         } catch (error) {
           if (!mine.held) throw error;
           // Still held: unlock() threw out of stack (f returned near the
@@ -487,76 +173,10 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
           // the bottom of the stack, after an await (of a non-promise: it
           // calls nothing).
           await undefined;
-          unlockHeld(lock, mine);
+          unlockHeld(lock.i32a, lock.index, mine);
         }
       }
     }
-  }
-
-  /**
-   * unlock() of `lock`, whose held state is `mine` (see AsyncLock#unlock).
-   * Near the stack limit any step can throw (a property load, an Atomics
-   * call, a call): a throw leaves either the lock still held by this
-   * instance (the caller can retry) or released with its wake-up passed
-   * on, never a free word with a waiter asleep on it. Up to the
-   * compareExchange nothing has changed; kept small, so that it is inlined
-   * into executeLocked's fast path.
-   */
-  function unlockHeld(lock, mine) {
-    if (!mine.held) throw notHeldError();
-    const state = Atomics.compareExchange(lock.i32a, lock.index, me, UNLOCKED);
-    if ((state & ~FAIR) === (me | WAITERS)) {
-      unlockContended(lock, mine, state);
-      return;
-    }
-    mine.held = false;
-    if (state !== me) throw notHeldError(); // the word was reset by forceUnlock() meanwhile
-  }
-
-  /**
-   * unlockHeld, on a word found contended (me|1): frees it and wakes one
-   * waiter (releaseWord).
-   */
-  function unlockContended(lock, mine, held) {
-    // This thread's own async waiters cannot take a hand-over before it
-    // yields: none then (FAIR off the word first; only a waiter's FAIR or
-    // WAITERS could change it, and both are set).
-    if (asyncWaiting > 0 && (held & FAIR) !== 0 &&
-        Atomics.compareExchange(lock.i32a, lock.index, held, held & ~FAIR) === held) {
-      held &= ~FAIR;
-    }
-    // (A waiter may have set FAIR meanwhile: still ours.)
-    if ((releaseWord(lock.i32a, lock.index, mine, false, held) & ~FAIR) !== (held & ~FAIR)) {
-      throw notHeldError(); // the word was reset by forceUnlock() meanwhile
-    }
-  }
-
-  /**
-   * Frees the word and wakes one waiter (`all` false: unlock() of a word
-   * seen contended, me|1 → 0) or every waiter (`all` true: forceUnlock(), → 0),
-   * both in the binding's releaseLock, one native call, and returns what
-   * the word held. A throw from releaseLock (out of stack, at its entry)
-   * has changed nothing: the lock is still held and the caller can retry.
-   * In JS, the notify after the exchange could throw near the stack
-   * limit, and so could any step meant to undo the exchange: the word
-   * left free with its waiter asleep.
-   *
-   * If its notify failed twice (a panic in the addon, which would come
-   * again on a retry, and which executeLocked's caller could not retry at
-   * all), the word is free all the same, and this throws: a thread of the
-   * addon retries the wake-up, or, where it could not start one, it is
-   * passed on from here (now, or from a timer). (Known gap in that last
-   * case only: should this also run out of stack before the timer is set,
-   * the wake-up is lost.)
-   */
-  function releaseWord(i32a, index, mine, all, expected) {
-    const held = releaseLock(i32a, index, all, all ? 0 : expected);
-    mine.held = false;
-    if (held < kLater) {
-      if (held < kOwed) passOn(i32a, index, all ? Infinity : 1);
-      throw new Error('atomics-waitasync: internal error (panic in the addon): the lock was released; its wake-up is retried');
-    }
-    return held;
   }
 
   /**
@@ -567,7 +187,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
    * take the lock first, it waits as lockedAsync does, which it becomes.
    */
   async function runFree(lock, mine, f) {
-    if (Atomics.compareExchange(lock.i32a, lock.index, UNLOCKED, me) !== UNLOCKED) {
+    if (!takeUnlocked(lock.i32a, lock.index, mine)) {
       // (Rare.) Waits as the general path does, in lockedAsync's frame,
       // awaited as the lock awaits its waitAsync promises (ours: no
       // `then` of the program's is called where %Promise% was found).
@@ -586,8 +206,6 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       }
       return await waiting;
     }
-    mine.held = true;
-    mine.abandoned = false;
     let result;
     let failed = false; // f threw or rejected, with `result` its error
     try {
@@ -600,11 +218,11 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     // Released however f ended (a try/finally costs 12 instructions more).
     // An unlock that threw with the lock released wins over f's outcome.
     try {
-      unlockHeld(lock, mine);
+      unlockHeld(lock.i32a, lock.index, mine);
     } catch (unlockError) {
       if (!mine.held) throw unlockError;
       await undefined; // as in lockedAsync
-      unlockHeld(lock, mine);
+      unlockHeld(lock.i32a, lock.index, mine);
     }
     if (failed) throw result;
     return result;
@@ -650,7 +268,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       /** The state word's index in `i32a`. */
       this.index = index;
       this.#state = { held: false, abandoned: false };
-      if (me === 0) me = lockOwner(threadId) * 2;
+      word.claimOwner();
       // Should this thread end holding the lock, its teardown frees it.
       lockWatch(i32a, index, this);
     }
@@ -683,11 +301,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       if (mine.held) throw deadlockError();
       const i32a = this.i32a;
       const index = this.index;
-      if (Atomics.compareExchange(i32a, index, UNLOCKED, me) === UNLOCKED) {
-        mine.held = true;
-        mine.abandoned = false;
-        return true;
-      }
+      if (takeUnlocked(i32a, index, mine)) return true;
       return lockSlow(i32a, index, ms, mine);
     }
 
@@ -704,7 +318,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      * lock).
      */
     unlock() {
-      unlockHeld(this, stateOf(this));
+      unlockHeld(this.i32a, this.index, stateOf(this));
     }
 
     /** `unlock()` under async-mutex's name (through the instance: a subclass's unlock). */
@@ -726,8 +340,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      */
     holder() {
       stateOf(this);
-      const word = Atomics.load(this.i32a, this.index);
-      return isFree(word) || word === HANDED ? null : ((word & OWNER) >>> 1) - 1;
+      return holderOf(Atomics.load(this.i32a, this.index));
     }
 
     /**
@@ -804,7 +417,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       stateOf(this); // a copy has no lock(): the TypeError that says why
       if (!this.lock(timeout)) throw timeoutError(timeout);
       try {
-        return makeReleaser(this);
+        return releaserOf(this);
       } catch (error) {
         this.unlock(); // no release function: nobody else could unlock it
         throw error;

@@ -24,7 +24,7 @@
 // (handed to the factory), as AsyncLock does.
 
 const { describe } = require('./describe');
-const { int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason } = require('./core');
+const { codedError, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason } = require('./core');
 const { heldStateReader } = require('./async-lock');
 
 /**
@@ -60,11 +60,11 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
     }
     if (lock.sab === condition.sab &&
         lock.i32a.byteOffset + lock.index * 4 === condition.i32a.byteOffset + condition.index * 4) {
-      const error = new RangeError(
-        'The "lock" argument uses the very Int32 of the Condition: give them different slots (new Condition(sab, 1))'
+      throw codedError(
+        'The "lock" argument uses the very Int32 of the Condition: give them different slots (new Condition(sab, 1))',
+        'ERR_CONDITION_SAME_SLOT',
+        RangeError
       );
-      error.code = 'ERR_CONDITION_SAME_SLOT';
-      throw error;
     }
     return mine;
   }
@@ -80,9 +80,10 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
    */
   function release(lock, mine) {
     if (!mine.held) {
-      const notHeld = new Error('The "lock" argument must be held, through this very instance, to wait on a Condition');
-      notHeld.code = 'ERR_ASYNC_LOCK_NOT_HELD';
-      throw notHeld;
+      throw codedError(
+        'The "lock" argument must be held, through this very instance, to wait on a Condition',
+        'ERR_ASYNC_LOCK_NOT_HELD'
+      );
     }
     try {
       unlock.call(lock);
@@ -196,6 +197,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
       const releaseError = release(lock, mine);
       if (releaseError !== null) {
         try {
+          await undefined; // from the bottom of the stack (release may have failed near its top)
           await ours(acquire.call(lock));
         } catch (_) {
           // (the first error is the one to report)

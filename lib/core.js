@@ -1,9 +1,12 @@
 'use strict';
 // What every primitive of the family (lib/async-lock.js, lib/condition.js)
-// shares: intrinsic promises, the `{ timeout, signal }` options and their
-// errors, Symbol.dispose where the runtime has it.
+// shares: argument checks, intrinsic promises, the `{ timeout, signal }`
+// options and their errors, the async wait loop's bookkeeping (AsyncWait),
+// release functions with Symbol.dispose, and the delivery of a wake-up a
+// thread owes (now, or from a timer when the addon's notify failed).
 
 const { isSharedArrayBuffer, isInt32Array } = require('util').types;
+const { performance } = require('perf_hooks');
 const { describe } = require('./describe');
 const { IntrinsicPromise } = require('./pending'); // undefined if not found
 
@@ -130,7 +133,276 @@ function fromPosted(value, name) {
   return [value.i32a !== undefined ? value.i32a : value.sab, value.index];
 }
 
+/** An Error (or `Type`) with a Node-style `code`. */
+function codedError(message, code, Type = Error) {
+  const error = new Type(message);
+  error.code = code;
+  return error;
+}
+
+// ---------------------------------------------------------------------------
+// Wake-ups owed
+// ---------------------------------------------------------------------------
+
+/**
+ * Delivers a wake-up (`count` waiters of `i32a[index]`) whose notify failed
+ * other than out of stack (a panic in the addon), from a timer, backing off
+ * to once a second, until a notify returns (whether it found a waiter or
+ * not). Until then the waiter sleeps, but not for good. For its first ten
+ * tries (about a second) the timer keeps this thread alive (the waiter may
+ * be another thread's, whose wait does not keep this one's event loop
+ * going: a worker that exits right after its release would take the
+ * wake-up with it); after that it does not, so that a notify that always
+ * fails cannot keep a process alive for good.
+ */
+function notifyLater(notify, i32a, index, count, delay) {
+  const timer = setTimeout(() => {
+    try {
+      notify(i32a, index, count);
+    } catch (_) {
+      notifyLater(notify, i32a, index, count, Math.min(1000, delay * 2 + 1));
+    }
+  }, delay);
+  if (delay >= 512 && timer !== null && typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
+}
+
+/**
+ * A wake-up this thread owes the waiters of `i32a[index]`: notified now
+ * (returns how many it woke), or, if that fails (a panic in the addon; not
+ * the stack: callers are at the bottom of theirs or have already failed for
+ * another reason), from a timer (notifyLater; returns -1). Throws only if
+ * even the timer cannot be set.
+ */
+function deliver(notify, i32a, index, count) {
+  try {
+    return notify(i32a, index, count);
+  } catch (_) {
+    notifyLater(notify, i32a, index, count, 0);
+    return -1;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The async wait loop
+// ---------------------------------------------------------------------------
+
+/**
+ * The bookkeeping of one async wait of a primitive for its word to allow
+ * what it wants, bounded by `{ timeout, signal }`. The primitive's own
+ * async frame runs the loop and awaits each promise itself:
+ *
+ *   const waiting = new AsyncWait(env, i32a, index, timeout, signal, onTimeout);
+ *   try {
+ *     for (;;) {
+ *       const expected = look(waiting.woken);  // took what it wanted: 0
+ *       if (expected === 0) break;
+ *       const pending = waiting.next(expected); // throws the timeout
+ *       if (pending !== undefined) waiting.settled(await pending); // throws on abort
+ *     }
+ *   } finally {
+ *     waiting.end();
+ *   }
+ *
+ * The await stays in the primitive's frame, never on a promise of another
+ * frame: where %Promise% could not be found, every await calls the
+ * program's %Promise.prototype.then%, which may throw, and an await of an
+ * inner frame that failed so would leave that frame running on, to take
+ * what it waits for after the caller's promise had rejected, for nobody.
+ * Here a failed await is the frame's own exception, and `end()` flushes the
+ * waiter it left queued.
+ *
+ * No waitAsync of the word can be taken back, so an abort flushes ours out
+ * of the queue by waking every waiter of the word: the others look again
+ * and re-queue (a spurious wake-up, never a lost one). The frame rejects
+ * only once ours has settled, leaving nothing queued. A wake-up ours took
+ * that was meant for another (a release's, not the flush) is passed on by
+ * `env.leave(i32a, index, woken, flushed)` when the wait gives up.
+ *
+ * `env` (waitEnv): the package's waitAsync and notify, the primitive's
+ * passOn and leave, and `queued.n`, how many of its waits this thread has
+ * queued now.
+ */
+class AsyncWait {
+  constructor(env, i32a, index, timeout, signal, onTimeout) {
+    this.env = env;
+    this.i32a = i32a;
+    this.index = index;
+    this.timeout = timeout;
+    this.deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
+    this.onTimeout = onTimeout;
+    this.signal = signal;
+    /** When it first waited (0 before). */
+    this.since = 0;
+    /** Whether its last wait ended in a wake-up ('ok'). */
+    this.woken = false;
+    this.queued = false; // a waitAsync of ours is pending
+    this.aborted = false;
+    this.flushed = false; // the abort's notify returned
+    this.onAbort = null;
+    if (signal !== undefined) {
+      this.onAbort = () => {
+        this.aborted = true;
+        // Should this notify throw (near the stack limit), ours stays
+        // queued until a release wakes it: `leave` passes that wake-up on.
+        try {
+          if (this.queued) env.notify(i32a, index, Infinity);
+          this.flushed = true;
+        } catch (_) {
+          // (an exception here would be the signal's uncaught one)
+        }
+      };
+      signal.addEventListener('abort', this.onAbort);
+    }
+  }
+
+  /**
+   * Waits for the word to move on from `expected`, for `cap` ms at most:
+   * undefined if that ended at once (the word had moved on: look again),
+   * else the promise to await and hand to settled(). Throws the
+   * onTimeout(timeout) error once the deadline has passed.
+   */
+  next(expected, cap) {
+    let remaining = Infinity;
+    if (this.deadline !== Infinity) {
+      remaining = this.deadline - performance.now();
+      if (remaining <= 0) throw this.onTimeout(this.timeout);
+    }
+    if (cap !== undefined && cap < remaining) remaining = cap;
+    if (this.since === 0) this.since = performance.now();
+    const result = this.env.waitAsync(this.i32a, this.index, expected, remaining);
+    this.woken = false; // 'not-equal': the word changed, look again
+    if (!result.async) return undefined;
+    this.queued = true;
+    this.env.queued.n++;
+    return ours(result.value);
+  }
+
+  /** The outcome of next()'s promise; throws the signal's reason if it aborted. */
+  settled(outcome) {
+    this.queued = false;
+    this.env.queued.n--;
+    this.woken = outcome === 'ok';
+    if (this.aborted) {
+      this.leave();
+      throw abortReason(this.signal);
+    }
+  }
+
+  /** Passes on a wake-up ours took for nothing (see above). */
+  leave() {
+    this.env.leave(this.i32a, this.index, this.woken, this.flushed);
+    this.woken = false;
+  }
+
+  /**
+   * The loop is over, however it ended. If ours is still queued (an await
+   * that failed: out of stack, or a program's `then` where %Promise% could
+   * not be found), nobody will see its wake-up: flush it out (as an abort
+   * does) and give up.
+   */
+  end() {
+    if (this.onAbort !== null) this.signal.removeEventListener('abort', this.onAbort);
+    if (this.queued) {
+      this.queued = false;
+      this.env.queued.n--;
+      this.env.passOn(this.i32a, this.index, Infinity);
+    }
+  }
+}
+
+/**
+ * The `env` of a primitive's AsyncWaits, over the package's `{ waitAsync,
+ * notify }`. By default a wake-up owed is delivered (deliver), and one a
+ * wait took for nothing is passed on unless the abort's flush woke every
+ * waiter anyway; `overrides` may replace `passOn(i32a, index, count)` and
+ * `leave(i32a, index, woken, flushed)`.
+ */
+function waitEnv({ waitAsync, notify }, overrides) {
+  const env = {
+    waitAsync,
+    notify,
+    queued: { n: 0 },
+    passOn: (i32a, index, count) => deliver(notify, i32a, index, count),
+    leave: (i32a, index, woken, flushed) => {
+      if (woken && !flushed) env.passOn(i32a, index, 1);
+    },
+  };
+  if (overrides !== undefined) {
+    if (overrides.passOn !== undefined) env.passOn = overrides.passOn;
+    if (overrides.leave !== undefined) env.leave = overrides.leave;
+  }
+  return env;
+}
+
+// ---------------------------------------------------------------------------
+// Release functions
+// ---------------------------------------------------------------------------
+
+// A release function's own `then` (see makeReleaser).
+const kNoThen = { __proto__: null, value: undefined };
+
+/**
+ * A release function for a hold (idempotent, like async-mutex's), with
+ * `[Symbol.dispose]` / `[Symbol.asyncDispose]` where the runtime has them,
+ * and `props` (name → value) as read-only enumerable properties. `release()`
+ * gives the hold back; should it throw, `stillHeld()` says whether the hold
+ * is still there (out of stack before anything changed: a retry releases),
+ * or not (any other failure: spent, so that a retry cannot free a later
+ * hold). Its own `then` is undefined: a promise resolves with it, and
+ * resolving with a function looks up its `then`, which must not reach a
+ * Function.prototype.then or Object.prototype.then.
+ */
+function makeReleaser(release, stillHeld, props) {
+  let released = false;
+  const releaser = () => {
+    if (released) return;
+    try {
+      release();
+    } catch (error) {
+      if (!stillHeld()) released = true;
+      throw error;
+    }
+    released = true;
+  };
+  reflectDefineProperty(releaser, 'then', kNoThen);
+  if (props !== undefined) {
+    const names = Object.keys(props);
+    for (let i = 0; i < names.length; i++) {
+      reflectDefineProperty(releaser, names[i], { __proto__: null, value: props[names[i]], enumerable: true });
+    }
+  }
+  // Defined, not assigned: an assignment would run a setter that a program
+  // put on Function.prototype or Object.prototype. (The attributes an
+  // assignment gives.)
+  if (symbolDispose) {
+    reflectDefineProperty(releaser, symbolDispose, {
+      __proto__: null,
+      value: releaser,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  if (symbolAsyncDispose) {
+    reflectDefineProperty(releaser, symbolAsyncDispose, {
+      __proto__: null,
+      value: async () => {
+        releaser();
+      },
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return releaser;
+}
+
 module.exports = {
+  codedError,
+  deliver,
+  AsyncWait,
+  waitEnv,
+  makeReleaser,
   int32Slot,
   fromPosted,
   IntrinsicPromise,

@@ -1,4 +1,4 @@
-//! The word of an `AsyncLock` (lib/async-lock.js), and the two steps of
+//! The word of an `AsyncLock` (lib/owned-word.js), and the two steps of
 //! its protocol that run here rather than in JavaScript: a contended
 //! release, and the release of the words a thread still holds when it
 //! ends (its env's teardown).

@@ -1,6 +1,6 @@
 //! Model checking of AsyncLock's word protocol with loom: the very same
 //! `src/robust.rs` (the release of a dead holder's word, the contended
-//! release) against the JavaScript steps of lib/async-lock.js, mirrored
+//! release) against the JavaScript steps of lib/owned-word.js and lib/async-lock.js, mirrored
 //! here step for step (`take_free`, `claim`, `lock`, `unlock`), over a
 //! model of the registry's wait and notify (enqueue only if the word still
 //! holds the expected value, checked under the queue's lock; notify takes
@@ -58,7 +58,7 @@ enum Mutation {
   ReleaseIgnoresFair,
 }
 
-/// How a thread's wait for the lock has gone so far (lib/async-lock.js
+/// How a thread's wait for the lock has gone so far (lib/owned-word.js
 /// `waitState`).
 #[derive(Default)]
 struct Waited {
@@ -134,7 +134,7 @@ impl Lock {
     n
   }
 
-  /// lib/async-lock.js `takeFree`: the fast path, and tryLock().
+  /// lib/owned-word.js `takeFree`: the fast path, and tryLock().
   /// Returns whether it took the lock, and if so whether it was abandoned.
   fn take_free(&self, me: i32) -> Option<bool> {
     if self.word.compare_exchange(FREE, me, SeqCst, SeqCst).is_ok() {
@@ -152,7 +152,7 @@ impl Lock {
       .map(|_| true)
   }
 
-  /// lib/async-lock.js `claim`: takes a free word as me|1 (Err: whether
+  /// lib/owned-word.js `claim`: takes a free word as me|1 (Err: whether
   /// it was abandoned), or returns the value to wait on (Ok). `w`: how the
   /// thread's wait went so far (woken by its last wait; waited before, so
   /// it asks for fairness, as after kFairAfter; saw HANDED and waited its
@@ -220,7 +220,7 @@ impl Lock {
     self.wait_loop(me, &mut Waited::default())
   }
 
-  /// lib/async-lock.js `unlockHeld`: a compare-exchange if nobody is
+  /// lib/owned-word.js `unlockHeld`: a compare-exchange if nobody is
   /// queued; else the binding's releaseLock (`robust::release`, then
   /// notify 1).
   fn unlock(&self, me: i32) {
@@ -294,7 +294,7 @@ impl Lock {
     loop {
       let seen = self.word.load(SeqCst);
       if seen == FREE || seen == ABANDONED || seen == HANDED {
-        // lib/async-lock.js passOn: a hand-over that finds nobody is free.
+        // lib/owned-word.js passOn: a hand-over that finds nobody is free.
         if woken && self.mutation != Mutation::WatcherKeepsWakeUp && self.notify(1) == 0 {
           robust::unhand(&self.word);
         }
@@ -313,7 +313,7 @@ impl Lock {
     }
   }
 
-  /// lib/async-lock.js `lockSlow` with a deadline that passes after one
+  /// lib/owned-word.js `lockSlow` with a deadline that passes after one
   /// wait: whether it took the lock (and if so, whether abandoned).
   fn lock_once(&self, me: i32) -> Option<bool> {
     if let Some(abandoned) = self.take_free(me) {
