@@ -44,7 +44,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
   // package: a posted copy, a Proxy); and the class's own methods, so that
   // a subclass's overrides are not what releases and re-takes it.
   const stateOf = heldStateReader(AsyncLock);
-  const { unlock, lock: lockBlocking, acquire } = AsyncLock.prototype;
+  const { unlock, lock: lockBlocking, tryLock, acquire } = AsyncLock.prototype;
 
   /**
    * The held state of the lock a wait of `condition` releases and re-takes:
@@ -227,8 +227,10 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
         }
       }
       // Holding the lock again, whatever happened; no timeout or signal
-      // bounds this part (as pthread_cond_timedwait's).
-      await ours(acquire.call(lock));
+      // bounds this part (as pthread_cond_timedwait's). Mostly free by
+      // now (the notifier has gone on to release it): taken here, without
+      // acquire()'s frame, await and release function.
+      if (!tryLock.call(lock)) await ours(acquire.call(lock));
       if (failed) throw failure;
       return outcome !== 'timed-out';
     }
