@@ -105,8 +105,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     }
     const { timeout, signal } = validateOptions(options);
     if (signal && signal.aborted) throw abortReason(signal);
-    const { i32a, index } = lock;
     const mine = stateOf(lock);
+    const { i32a, index } = lock;
     let holding = false; // this frame took the lock and has not handed it on
     try {
       let free;
@@ -318,7 +318,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      * lock).
      */
     unlock() {
-      unlockHeld(this.i32a, this.index, stateOf(this));
+      const mine = stateOf(this); // first: a bad `this` is told so before anything is read of it
+      unlockHeld(this.i32a, this.index, mine);
     }
 
     /** `unlock()` under async-mutex's name (through the instance: a subclass's unlock). */

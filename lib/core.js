@@ -26,6 +26,7 @@ const { IntrinsicPromise } = require('./pending'); // undefined if not found
 // %Promise.prototype.then%). Promises of the caller's f are awaited as they
 // are, as any code awaiting them would.
 const reflectDefineProperty = Reflect.defineProperty;
+const objectKeys = Object.keys; // (as found at load)
 // Null-prototype descriptors: a property a program put on Object.prototype
 // (`get`, a getter `enumerable`) cannot become part of them.
 const kConstructor = { __proto__: null, value: IntrinsicPromise };
@@ -46,6 +47,17 @@ function validateTimeout(timeout, name) {
     throw new RangeError(`The "${name}" argument must be >= 0 (or Infinity). Received ${describe(timeout)}`);
   }
   return timeout;
+}
+
+/** A count: an integer from 0 to `max`; errors name the argument `name`. */
+function validateCount(value, name, max) {
+  if (typeof value !== 'number') {
+    throw new TypeError(`The "${name}" argument must be a number. Received ${describe(value)}`);
+  }
+  if (!(Number.isInteger(value) && value >= 0 && value <= max)) {
+    throw new RangeError(`The "${name}" argument must be an integer from 0 to ${max}. Received ${describe(value)}`);
+  }
+  return value;
 }
 
 /**
@@ -301,11 +313,16 @@ class AsyncWait {
    * does) and give up.
    */
   end() {
-    if (this.onAbort !== null) this.signal.removeEventListener('abort', this.onAbort);
-    if (this.queued) {
-      this.queued = false;
-      this.env.queued.n--;
-      this.env.passOn(this.i32a, this.index, Infinity);
+    try {
+      if (this.queued) {
+        this.queued = false;
+        this.env.queued.n--;
+        this.env.passOn(this.i32a, this.index, Infinity);
+      }
+    } finally {
+      // Last: a signal's removeEventListener that throws must not keep the
+      // flush from happening.
+      if (this.onAbort !== null) this.signal.removeEventListener('abort', this.onAbort);
     }
   }
 }
@@ -366,7 +383,7 @@ function makeReleaser(release, stillHeld, props) {
   };
   reflectDefineProperty(releaser, 'then', kNoThen);
   if (props !== undefined) {
-    const names = Object.keys(props);
+    const names = objectKeys(props);
     for (let i = 0; i < names.length; i++) {
       reflectDefineProperty(releaser, names[i], { __proto__: null, value: props[names[i]], enumerable: true });
     }
@@ -411,6 +428,7 @@ module.exports = {
   symbolDispose,
   symbolAsyncDispose,
   validateTimeout,
+  validateCount,
   validateOptions,
   validateSignal,
   abortReason,

@@ -289,12 +289,14 @@ describe('AsyncLock API', function () {
     rescuer.unlock();
   });
 
-  it('every method called on a Proxy, a copy or an object inheriting from a lock throws (or rejects) a TypeError and leaves the word alone; a subclass works', async () => {
+  it('every method called on null, undefined, a Proxy, a copy or an object inheriting from a lock throws (or rejects) a TypeError and leaves the word alone; a subclass works', async () => {
     const lock = new AsyncLock();
     const impostors = {
       'a Proxy': new Proxy(lock, {}),
       'a posted copy': { sab: lock.sab, i32a: lock.i32a, index: lock.index },
       'an object inheriting from it': Object.create(lock),
+      null: null,
+      undefined: undefined,
     };
     const sync = ['lock', 'tryLock', 'unlock', 'release', 'lockGuard', 'forceUnlock'];
     const async = ['executeLocked', 'runExclusive', 'acquire', 'waitForUnlock'];
