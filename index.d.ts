@@ -213,6 +213,64 @@ export class Condition {
   notifyAll(): number;
 }
 
+/** A latch's async wait bounds: as `AsyncLockOptions`. */
+export type LatchOptions = AsyncLockOptions;
+
+/**
+ * A count in one Int32 slot of a SharedArrayBuffer that threads count down,
+ * once, to zero; waiters go on when it reaches zero (Java's CountDownLatch,
+ * C++'s std::latch). `wait()` blocks (workers, Node's main thread),
+ * `waitAsync()` never does. A thread that ends before it counts down never
+ * does: wait with a timeout or a signal where a worker may die first. Each
+ * thread builds its own instance over the same slot (`Latch.from`).
+ */
+export class Latch {
+  /** The bytes of SharedArrayBuffer a latch takes. */
+  static readonly BYTES: 4;
+  /**
+   * A new instance over the slot of a posted one (`{ sab, i32a, index }`);
+   * writes nothing.
+   *
+   * @throws {TypeError} `value` has neither `i32a` nor `sab`.
+   */
+  static from(value: AsyncLockSource): Latch;
+  /**
+   * `new Latch(count)` (a fresh 4-byte SharedArrayBuffer), `new Latch(count, sab)`
+   * (its first Int32), `new Latch(count, sab, index)`, `new Latch(count, int32Array, index)`:
+   * writes `count` into the slot.
+   *
+   * @throws {TypeError} `count` is not a number; `sab` is not a SharedArrayBuffer or an Int32Array over one.
+   * @throws {RangeError} `count` is not an integer from 0 to 2^31 - 1; `index` is not an integer slot of the array.
+   */
+  constructor(count: number, sab?: SharedArrayBuffer | Int32Array, index?: number);
+
+  readonly sab: SharedArrayBuffer;
+  readonly i32a: Int32Array;
+  readonly index: number;
+  /** The count now (a snapshot); 0 once the latch is open. */
+  readonly count: number;
+
+  /**
+   * Counts down by `n` (default 1); returns the count left. The count-down
+   * that reaches 0 wakes every waiter.
+   *
+   * @throws {RangeError} code `'ERR_LATCH_COUNT_EXCEEDED'`: `n` is more than the count left (nothing changed).
+   */
+  countDown(n?: number): number;
+  /** Whether the count is 0; never waits. */
+  tryWait(): boolean;
+  /** Blocks until the count is 0 (true), or `timeout` ms passed first (false). */
+  wait(timeout?: number): boolean;
+  /**
+   * `wait()` without blocking: resolves true once the count is 0, false after
+   * `options.timeout` ms; rejects with `options.signal`'s reason if it aborts
+   * first. Nothing of it is left queued either way.
+   */
+  waitAsync(options?: LatchOptions): Promise<boolean>;
+  /** `countDown(n)`, then `wait(timeout)`. */
+  arriveAndWait(n?: number, timeout?: number): boolean;
+}
+
 /**
  * The mutex of the V8 blog post "Atomics.wait, Atomics.notify,
  * Atomics.waitAsync", in one Int32 slot of a SharedArrayBuffer, robust: a

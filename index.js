@@ -9,6 +9,7 @@ const { createAtomics } = require('./lib/atomics');
 const { createPolyfill } = require('./lib/polyfill');
 const { createAsyncLock } = require('./lib/async-lock');
 const { createCondition } = require('./lib/condition');
+const { createLatch } = require('./lib/latch');
 const { preloadInWorkers, PLAIN_PRELOAD, FORCE_PRELOAD } = require('./lib/workers');
 
 const atomics = createAtomics(binding);
@@ -48,6 +49,9 @@ const Condition = createCondition({
   AsyncLock,
 });
 
+// A count down to zero, through the same triple.
+const Latch = createLatch({ wait: atomics.wait, waitAsync: atomics.waitAsync, notify: atomics.notify });
+
 module.exports = {
   waitAsync: atomics.waitAsync,
   wait: atomics.wait,
@@ -60,6 +64,8 @@ module.exports = {
   AsyncLock,
   // A condition variable over an AsyncLock: lib/condition.js.
   Condition,
+  // A count down to zero that threads wait on: lib/latch.js.
+  Latch,
   // Test-only (not in index.d.ts): registry and pending-waiter counts.
   waitersForTesting: atomics.waitersForTesting,
 };

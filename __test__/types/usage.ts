@@ -34,7 +34,7 @@ void woken;
 void wrong;
 
 // AsyncLock
-import { AsyncLock, AsyncLockReleaser, Condition } from '../..';
+import { AsyncLock, AsyncLockReleaser, Condition, Latch } from '../..';
 
 const lockA = new AsyncLock(new SharedArrayBuffer(4));
 const lockB = new AsyncLock(i32, 1);
@@ -84,6 +84,21 @@ void bytes;
 const cancellable = waitAsync(new Int32Array(new SharedArrayBuffer(4)), 0, 0, undefined, { signal: controller });
 void cancellable;
 
+const latch = new Latch(3, new SharedArrayBuffer(Latch.BYTES), 0);
+const latchB = Latch.from({ i32a: latch.i32a, index: latch.index });
+const left: number = latchB.countDown() + latchB.countDown(2) + latch.count;
+void left;
+const opened: boolean = latch.wait(10) && latch.tryWait() && latch.arriveAndWait(0, 5);
+void opened;
+const openedAsync: Promise<boolean> = latch.waitAsync({ timeout: 5, signal: controller });
+void openedAsync;
+
+// @ts-expect-error: a latch is made from a count
+new Latch();
+// @ts-expect-error: the count is read-only
+latch.count = 0;
+// @ts-expect-error: countDown takes a number
+latch.countDown('1');
 // @ts-expect-error: a condition waits with a lock
 cond.wait();
 // @ts-expect-error: notify takes a count

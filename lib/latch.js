@@ -1,0 +1,225 @@
+'use strict';
+// Latch: a count that threads count down, once, to zero; whoever waits on
+// it goes on when it reaches zero (Java's CountDownLatch, C++20's
+// std::latch). `wait()` blocks (workers), `waitAsync()` never does (the
+// main thread).
+//
+// One Int32 slot of a SharedArrayBuffer, the count itself:
+//
+//   countDown(n): CAS count → count - n (never below 0); at 0, notify(all)
+//   wait:         c = load(slot); while c > 0: wait(slot, c); c = load(slot)
+//
+// No wake-up is lost: a waiter sleeps only on the value it last saw, so a
+// count-down that came in between makes its wait return at once, and the
+// one that reaches zero wakes every waiter queued by then. Count-downs that
+// do not reach zero wake nobody.
+//
+// A latch has no holder: a thread that ends before it counts down never
+// does, and the latch stays above zero (wait with a timeout or a signal
+// where a worker may die first); a waiter that ends leaves the queue.
+
+const { performance } = require('perf_hooks');
+const { describe } = require('./describe');
+const {
+  codedError,
+  AsyncWait,
+  waitEnv,
+  int32Slot,
+  fromPosted,
+  validateTimeout,
+  validateOptions,
+  validateCount,
+  abortReason,
+} = require('./core');
+
+// The largest count a latch can start from.
+const kMaxCount = 0x7fffffff;
+// The constructor's first argument when from() attaches (writes nothing).
+const kAttach = Symbol('attach');
+
+/** Creates the Latch class over the package's `{ wait, waitAsync, notify }`. */
+function createLatch({ wait, waitAsync, notify }) {
+  const env = waitEnv({ waitAsync, notify });
+  let isLatch;
+
+  /** `this` must be a Latch of this factory (not a posted copy). */
+  function checkThis(latch) {
+    if (!isLatch(latch)) {
+      throw new TypeError(`The "this" value must be a Latch (use Latch.from() for a posted one). Received ${describe(latch)}`);
+    }
+  }
+
+  /**
+   * A count in one Int32 slot of a SharedArrayBuffer that counts down to
+   * zero once. Every thread builds its own instance over the same slot
+   * (`Latch.from`).
+   */
+  class Latch {
+    #brand;
+
+    /**
+     * `new Latch(count)` (a fresh 4-byte SharedArrayBuffer), `new
+     * Latch(count, sab)` (its first Int32), `new Latch(count, sab, index)` or
+     * `new Latch(count, int32Array, index)`: writes `count` into the slot.
+     * A thread that is handed a latch attaches with `Latch.from(posted)`,
+     * which writes nothing.
+     *
+     * @param {number} count an integer from 0 to 2^31 - 1
+     * @param {SharedArrayBuffer | Int32Array} [sab]
+     * @param {number} [index=0]
+     */
+    constructor(count, sab, index) {
+      if (count !== kAttach) validateCount(count, 'count', kMaxCount);
+      const slot = int32Slot(sab, index, 0, 4);
+      /** The SharedArrayBuffer. */
+      this.sab = slot.sab;
+      /** The Int32Array the count lives in. */
+      this.i32a = slot.i32a;
+      /** Its index in `i32a`. */
+      this.index = slot.index;
+      this.#brand = true;
+      if (count !== kAttach) Atomics.store(this.i32a, this.index, count);
+    }
+
+    /**
+     * A Latch over the slot of one posted to this thread (`{ sab, i32a,
+     * index }`, the structured clone of an instance), or of a hand-made
+     * `{ sab, index }` / `{ i32a, index }`. Leaves the count as it is.
+     */
+    static from(value) {
+      return new Latch(kAttach, ...fromPosted(value, 'a Latch'));
+    }
+
+    /** The count now (a snapshot); 0 once the latch is open. */
+    get count() {
+      checkThis(this);
+      return Atomics.load(this.i32a, this.index);
+    }
+
+    /**
+     * Counts down by `n` (default 1) and returns the count left; the count
+     * down that reaches 0 wakes every waiter. Throws a RangeError
+     * (ERR_LATCH_COUNT_EXCEEDED), changing nothing, if `n` is more than the
+     * count left: counting down more often than the latch was made for is
+     * a bug the caller should hear of.
+     *
+     * @param {number} [n=1]
+     * @returns {number}
+     */
+    countDown(n) {
+      checkThis(this);
+      const by = n === undefined ? 1 : validateCount(n, 'n', kMaxCount);
+      const { i32a, index } = this;
+      let seen = Atomics.load(i32a, index);
+      for (;;) {
+        if (by > seen) {
+          throw codedError(
+            `The "n" argument must be at most the count left (${seen}). Received ${by}`,
+            'ERR_LATCH_COUNT_EXCEEDED',
+            RangeError
+          );
+        }
+        if (by === 0) return seen;
+        const was = Atomics.compareExchange(i32a, index, seen, seen - by);
+        if (was === seen) break;
+        seen = was;
+      }
+      if (seen === by) notify(i32a, index, Infinity);
+      return seen - by;
+    }
+
+    /** Whether the count is 0 (never waits). */
+    tryWait() {
+      checkThis(this);
+      return Atomics.load(this.i32a, this.index) === 0;
+    }
+
+    /**
+     * Blocks this thread until the count is 0 (workers, and Node's main
+     * thread, which may block); true then, false once `timeout` ms have
+     * passed first.
+     *
+     * @param {number} [timeout=Infinity]
+     * @returns {boolean}
+     */
+    wait(timeout) {
+      checkThis(this);
+      const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
+      const { i32a, index } = this;
+      const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+      for (;;) {
+        const count = Atomics.load(i32a, index);
+        if (count === 0) return true;
+        const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
+        if (remaining <= 0) return false;
+        wait(i32a, index, count, remaining);
+      }
+    }
+
+    /**
+     * `wait()` without blocking: resolves true once the count is 0, false
+     * after `options.timeout` ms; rejects with `options.signal`'s reason if
+     * it aborts first. Either way nothing of it is left queued.
+     *
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<boolean>}
+     */
+    async waitAsync(options) {
+      checkThis(this);
+      const { timeout, signal } = validateOptions(options);
+      if (signal !== undefined && signal.aborted) throw abortReason(signal);
+      const { i32a, index } = this;
+      let count = Atomics.load(i32a, index);
+      if (count === 0) return true;
+      const waiting = new AsyncWait(env, i32a, index, timeout, signal, timedOut);
+      try {
+        for (;;) {
+          const pending = waiting.next(count);
+          if (pending !== undefined) waiting.settled(await pending);
+          count = Atomics.load(i32a, index);
+          if (count === 0) return true;
+        }
+      } catch (error) {
+        if (error === kTimedOut) return false;
+        throw error;
+      } finally {
+        waiting.end();
+      }
+    }
+
+    /**
+     * `countDown(n)`, then `wait()` (C++'s arrive_and_wait).
+     *
+     * @param {number} [n=1]
+     * @param {number} [timeout=Infinity]
+     * @returns {boolean}
+     */
+    arriveAndWait(n, timeout) {
+      checkThis(this);
+      if (timeout !== undefined) validateTimeout(timeout, 'timeout');
+      this.countDown(n);
+      return this.wait(timeout);
+    }
+
+    static isLatch(value) {
+      try {
+        return value.#brand === true;
+      } catch (_) {
+        return false;
+      }
+    }
+  }
+  isLatch = Latch.isLatch;
+  delete Latch.isLatch;
+
+  /** The bytes of SharedArrayBuffer a latch takes. */
+  Latch.BYTES = 4;
+
+  return Latch;
+}
+
+// The timeout of waitAsync, which resolves false rather than rejecting.
+const kTimedOut = Symbol('timed out');
+const timedOut = () => kTimedOut;
+
+module.exports = { createLatch };

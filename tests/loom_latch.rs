@@ -1,0 +1,239 @@
+//! Model checking of Latch's word protocol (lib/latch.js) with loom: its
+//! JavaScript steps mirrored here step for step (`count_down`, `wait`),
+//! over a model of the registry's wait and notify (enqueue only if the word
+//! still holds the expected value, checked under the queue's lock; notify
+//! takes waiters off in FIFO order).
+//!
+//! Checked in every interleaving of two threads counting down and two
+//! waiting: every waiter goes on (a lost wake-up shows as a thread asleep
+//! for good: loom reports the deadlock), only once the count is zero, and
+//! the count never goes below zero.
+//!
+//! Each step that matters has a mutation that weakens it, and a test that
+//! the model then fails, run in a child process (loom aborts the process on
+//! a deadlock): a model that cannot fail proves nothing.
+
+use std::sync::atomic::Ordering::SeqCst;
+
+use loom::sync::atomic::{AtomicI32, AtomicUsize};
+use loom::sync::{Arc, Condvar, Mutex};
+use loom::thread;
+
+/// A step of the protocol weakened, to see the model fail.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mutation {
+  None,
+  /// The count-down that reaches zero wakes nobody.
+  NoNotify,
+  /// The count-down that reaches zero notifies before it stores the count.
+  NotifyBeforeCountDown,
+  /// The count-down that reaches zero wakes one waiter, not all.
+  NotifyOne,
+  /// A waiter goes on once the count is 1 or less.
+  GoOnAtOne,
+}
+
+/// The count, and the registry's queue on it.
+struct Latch {
+  count: AtomicI32,
+  queue: Mutex<Vec<usize>>,
+  woken: Condvar,
+  tickets: AtomicUsize,
+  mutation: Mutation,
+}
+
+impl Latch {
+  fn new(count: i32, mutation: Mutation) -> Arc<Latch> {
+    Arc::new(Latch {
+      count: AtomicI32::new(count),
+      queue: Mutex::new(Vec::new()),
+      woken: Condvar::new(),
+      tickets: AtomicUsize::new(0),
+      mutation,
+    })
+  }
+
+  /// The binding's wait(i32a, index, expected): queues only if the word
+  /// still holds `expected`, then sleeps until a notify takes it off.
+  fn wait_on(&self, expected: i32) {
+    let mut queue = self.queue.lock().unwrap();
+    if self.count.load(SeqCst) != expected {
+      return; // "not-equal"
+    }
+    let ticket = self.tickets.fetch_add(1, SeqCst);
+    queue.push(ticket);
+    while queue.contains(&ticket) {
+      queue = self.woken.wait(queue).unwrap();
+    }
+  }
+
+  /// notify(i32a, index, count): wakes the `count` oldest waiters.
+  fn notify(&self, count: usize) {
+    let mut queue = self.queue.lock().unwrap();
+    let n = count.min(queue.len());
+    queue.drain(..n);
+    drop(queue);
+    self.woken.notify_all();
+  }
+
+  fn wake_all(&self) {
+    self.notify(if self.mutation == Mutation::NotifyOne {
+      1
+    } else {
+      usize::MAX
+    });
+  }
+
+  /// lib/latch.js `countDown(by)`: a compare-exchange loop that never takes
+  /// the count below zero; the one that reaches zero wakes every waiter.
+  fn count_down(&self, by: i32) -> i32 {
+    let mut seen = self.count.load(SeqCst);
+    loop {
+      assert!(by <= seen, "counted down below zero");
+      if self.mutation == Mutation::NotifyBeforeCountDown && seen == by {
+        self.wake_all();
+      }
+      match self.count.compare_exchange(seen, seen - by, SeqCst, SeqCst) {
+        Ok(_) => break,
+        Err(was) => seen = was,
+      }
+    }
+    if seen == by
+      && !matches!(
+        self.mutation,
+        Mutation::NoNotify | Mutation::NotifyBeforeCountDown
+      )
+    {
+      self.wake_all();
+    }
+    seen - by
+  }
+
+  /// lib/latch.js `wait()` (and waitAsync's loop, which is the same with
+  /// its waits awaited): goes on at zero, else waits on the count it saw.
+  fn wait(&self) {
+    loop {
+      let count = self.count.load(SeqCst);
+      let open = if self.mutation == Mutation::GoOnAtOne {
+        count <= 1
+      } else {
+        count == 0
+      };
+      if open {
+        return;
+      }
+      self.wait_on(count);
+    }
+  }
+}
+
+/// Two threads count a latch of 2 down by one each while two wait; every
+/// waiter goes on, and sees the count at zero when it does.
+fn two_counters_two_waiters(mutation: Mutation) {
+  let mut model = loom::model::Builder::new();
+  model.preemption_bound = Some(3);
+  model.check(move || {
+    let latch = Latch::new(2, mutation);
+    let waiters: Vec<_> = (0..2)
+      .map(|_| {
+        let latch = latch.clone();
+        thread::spawn(move || {
+          latch.wait();
+          assert_eq!(latch.count.load(SeqCst), 0, "a waiter went on above zero");
+        })
+      })
+      .collect();
+    let counter = {
+      let latch = latch.clone();
+      thread::spawn(move || {
+        latch.count_down(1);
+      })
+    };
+    latch.count_down(1);
+    counter.join().unwrap();
+    for waiter in waiters {
+      waiter.join().unwrap();
+    }
+    assert_eq!(latch.count.load(SeqCst), 0);
+  });
+}
+
+#[test]
+fn every_waiter_goes_on_at_zero_and_only_then() {
+  two_counters_two_waiters(Mutation::None);
+}
+
+/// The mutation a child run of this test binary models, by name.
+const MUTATION_VAR: &str = "LOOM_LATCH_MUTATION";
+
+/// Runs the model with the mutation named by [`MUTATION_VAR`]. Run only as
+/// a child process of [`fails_with`].
+#[test]
+#[ignore = "run by the mutation tests, in a child process"]
+fn mutated_model() {
+  let name = std::env::var(MUTATION_VAR).expect("run by a mutation test");
+  let mutation = [
+    Mutation::None,
+    Mutation::NoNotify,
+    Mutation::NotifyBeforeCountDown,
+    Mutation::NotifyOne,
+    Mutation::GoOnAtOne,
+  ]
+  .into_iter()
+  .find(|m| format!("{m:?}") == name)
+  .expect("a known mutation");
+  two_counters_two_waiters(mutation);
+  println!("model held");
+}
+
+/// Runs the model with `mutation` in a child process; returns whether it
+/// held, and what the child printed.
+fn run_mutated(mutation: Mutation) -> (bool, String) {
+  let output = std::process::Command::new(std::env::current_exe().unwrap())
+    .args(["--ignored", "--exact", "mutated_model", "--nocapture"])
+    .env(MUTATION_VAR, format!("{mutation:?}"))
+    .output()
+    .unwrap();
+  let printed =
+    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+  (
+    output.status.success() && printed.contains("model held"),
+    printed,
+  )
+}
+
+/// The model fails with `mutation`, for the reason `expected` says.
+fn fails_with(mutation: Mutation, expected: &str) {
+  let (held, printed) = run_mutated(mutation);
+  assert!(!held, "the model held with {mutation:?}");
+  assert!(
+    printed.contains(expected),
+    "{mutation:?} failed, but not with {expected:?}:\n{printed}"
+  );
+}
+
+#[test]
+fn the_unmutated_model_holds_in_a_child_process_too() {
+  let (held, printed) = run_mutated(Mutation::None);
+  assert!(held, "{printed}");
+}
+
+#[test]
+fn mutation_no_notify_at_zero_strands_the_waiters() {
+  fails_with(Mutation::NoNotify, "deadlock");
+}
+
+#[test]
+fn mutation_notify_before_the_count_down_loses_a_wake_up() {
+  fails_with(Mutation::NotifyBeforeCountDown, "deadlock");
+}
+
+#[test]
+fn mutation_waking_one_waiter_at_zero_strands_the_other() {
+  fails_with(Mutation::NotifyOne, "deadlock");
+}
+
+#[test]
+fn mutation_going_on_above_zero_is_seen() {
+  fails_with(Mutation::GoOnAtOne, "a waiter went on above zero");
+}
