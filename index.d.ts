@@ -254,7 +254,10 @@ export class Latch {
    * Counts down by `n` (default 1); returns the count left. The count-down
    * that reaches 0 wakes every waiter.
    *
-   * @throws {RangeError} code `'ERR_LATCH_COUNT_EXCEEDED'`: `n` is more than the count left (nothing changed).
+   * @throws {TypeError} `n` is not a number.
+   * @throws {RangeError} `n` is not an integer from 0 to 2^31 - 1; code
+   *   `'ERR_LATCH_COUNT_EXCEEDED'`: `n` is more than the count left, also on an
+   *   open latch (nothing changed).
    */
   countDown(n?: number): number;
   /** Whether the count is 0; never waits. */
@@ -264,7 +267,8 @@ export class Latch {
   /**
    * `wait()` without blocking: resolves true once the count is 0, false after
    * `options.timeout` ms; rejects with `options.signal`'s reason if it aborts
-   * first. Nothing of it is left queued either way.
+   * first (an abort once the count is 0 changes nothing). Nothing of it is
+   * left queued either way.
    */
   waitAsync(options?: LatchOptions): Promise<boolean>;
   /** `countDown(n)`, then `wait(timeout)`. */

@@ -22,6 +22,7 @@ const { performance } = require('perf_hooks');
 const { describe } = require('./describe');
 const {
   codedError,
+  deliver,
   AsyncWait,
   waitEnv,
   int32Slot,
@@ -98,10 +99,13 @@ function createLatch({ wait, waitAsync, notify }) {
 
     /**
      * Counts down by `n` (default 1) and returns the count left; the count
-     * down that reaches 0 wakes every waiter. Throws a RangeError
+     * down that reaches 0 wakes every waiter (should that notify fail, a
+     * panic in the addon, it is retried from a timer: the count is 0
+     * already, and this returns as usual). Throws a RangeError
      * (ERR_LATCH_COUNT_EXCEEDED), changing nothing, if `n` is more than the
-     * count left: counting down more often than the latch was made for is
-     * a bug the caller should hear of.
+     * count left, also on an open latch: counting down more often than the
+     * latch was made for is a bug the caller should hear of (Java's
+     * CountDownLatch ignores it).
      *
      * @param {number} [n=1]
      * @returns {number}
@@ -114,7 +118,9 @@ function createLatch({ wait, waitAsync, notify }) {
       for (;;) {
         if (by > seen) {
           throw codedError(
-            `The "n" argument must be at most the count left (${seen}). Received ${by}`,
+            n === undefined
+              ? `countDown() would take the count below zero: the latch is open (count 0)`
+              : `The "n" argument must be at most the count left (${seen}). Received ${by}`,
             'ERR_LATCH_COUNT_EXCEEDED',
             RangeError
           );
@@ -124,7 +130,9 @@ function createLatch({ wait, waitAsync, notify }) {
         if (was === seen) break;
         seen = was;
       }
-      if (seen === by) notify(i32a, index, Infinity);
+      // The count is 0 from here on: its wake-up must get out whatever
+      // happens (core's deliver: now, or from a timer).
+      if (seen === by) deliver(notify, i32a, index, Infinity);
       return seen - by;
     }
 
@@ -159,7 +167,8 @@ function createLatch({ wait, waitAsync, notify }) {
     /**
      * `wait()` without blocking: resolves true once the count is 0, false
      * after `options.timeout` ms; rejects with `options.signal`'s reason if
-     * it aborts first. Either way nothing of it is left queued.
+     * it aborts first (an abort that comes once the count is 0 changes
+     * nothing: it resolves true). Either way nothing of it is left queued.
      *
      * @param {{ timeout?: number, signal?: AbortSignal }} [options]
      * @returns {Promise<boolean>}
@@ -175,7 +184,14 @@ function createLatch({ wait, waitAsync, notify }) {
       try {
         for (;;) {
           const pending = waiting.next(count);
-          if (pending !== undefined) waiting.settled(await pending);
+          if (pending !== undefined) {
+            try {
+              waiting.settled(await pending);
+            } catch (error) {
+              if (waiting.aborted && Atomics.load(i32a, index) === 0) return true; // open before the abort ran
+              throw error;
+            }
+          }
           count = Atomics.load(i32a, index);
           if (count === 0) return true;
         }

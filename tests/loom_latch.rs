@@ -4,10 +4,13 @@
 //! still holds the expected value, checked under the queue's lock; notify
 //! takes waiters off in FIFO order).
 //!
-//! Checked in every interleaving of two threads counting down and two
-//! waiting: every waiter goes on (a lost wake-up shows as a thread asleep
-//! for good: loom reports the deadlock), only once the count is zero, and
-//! the count never goes below zero.
+//! Checked in every interleaving (up to 3 preemptions) of two threads
+//! counting down and two waiting: every waiter goes on (a lost wake-up
+//! shows as a thread asleep for good: loom reports the deadlock), and only
+//! once the count is zero; and of three threads counting a latch of 2
+//! down: exactly two succeed, and the count never goes below zero. (The
+//! model is the blocking wait; waitAsync's loop takes the same steps, and
+//! its abort flush is a notify of every waiter, a spurious wake-up.)
 //!
 //! Each step that matters has a mutation that weakens it, and a test that
 //! the model then fails, run in a child process (loom aborts the process on
@@ -31,6 +34,9 @@ enum Mutation {
   NotifyOne,
   /// A waiter goes on once the count is 1 or less.
   GoOnAtOne,
+  /// countDown checks the count it loaded, then subtracts (no
+  /// compare-exchange).
+  UnguardedSub,
 }
 
 /// The count, and the registry's queue on it.
@@ -85,13 +91,21 @@ impl Latch {
   }
 
   /// lib/latch.js `countDown(by)`: a compare-exchange loop that never takes
-  /// the count below zero; the one that reaches zero wakes every waiter.
-  fn count_down(&self, by: i32) -> i32 {
+  /// the count below zero (Err: it would have; the JS throws
+  /// ERR_LATCH_COUNT_EXCEEDED, having changed nothing); the one that
+  /// reaches zero wakes every waiter.
+  fn count_down(&self, by: i32) -> Result<i32, ()> {
     let mut seen = self.count.load(SeqCst);
     loop {
-      assert!(by <= seen, "counted down below zero");
+      if by > seen {
+        return Err(());
+      }
       if self.mutation == Mutation::NotifyBeforeCountDown && seen == by {
         self.wake_all();
+      }
+      if self.mutation == Mutation::UnguardedSub {
+        self.count.fetch_sub(by, SeqCst);
+        break;
       }
       match self.count.compare_exchange(seen, seen - by, SeqCst, SeqCst) {
         Ok(_) => break,
@@ -106,7 +120,7 @@ impl Latch {
     {
       self.wake_all();
     }
-    seen - by
+    Ok(seen - by)
   }
 
   /// lib/latch.js `wait()` (and waitAsync's loop, which is the same with
@@ -146,10 +160,10 @@ fn two_counters_two_waiters(mutation: Mutation) {
     let counter = {
       let latch = latch.clone();
       thread::spawn(move || {
-        latch.count_down(1);
+        latch.count_down(1).unwrap();
       })
     };
-    latch.count_down(1);
+    latch.count_down(1).unwrap();
     counter.join().unwrap();
     for waiter in waiters {
       waiter.join().unwrap();
@@ -161,6 +175,42 @@ fn two_counters_two_waiters(mutation: Mutation) {
 #[test]
 fn every_waiter_goes_on_at_zero_and_only_then() {
   two_counters_two_waiters(Mutation::None);
+}
+
+/// Three threads count a latch of 2 down by one each, with a waiter:
+/// exactly two succeed, the third is refused, and the count never goes
+/// below zero.
+fn three_counters_past_the_count(mutation: Mutation) {
+  let mut model = loom::model::Builder::new();
+  model.preemption_bound = Some(3);
+  model.check(move || {
+    let latch = Latch::new(2, mutation);
+    let done = Arc::new(AtomicUsize::new(0));
+    let counters: Vec<_> = (0..2)
+      .map(|_| {
+        let (latch, done) = (latch.clone(), done.clone());
+        thread::spawn(move || {
+          if latch.count_down(1).is_ok() {
+            done.fetch_add(1, SeqCst);
+          }
+        })
+      })
+      .collect();
+    if latch.count_down(1).is_ok() {
+      done.fetch_add(1, SeqCst);
+    }
+    for counter in counters {
+      counter.join().unwrap();
+    }
+    assert!(latch.count.load(SeqCst) >= 0, "counted down below zero");
+    assert_eq!(done.load(SeqCst), 2, "count-downs that succeeded");
+    latch.wait();
+  });
+}
+
+#[test]
+fn count_downs_past_the_count_are_refused() {
+  three_counters_past_the_count(Mutation::None);
 }
 
 /// The mutation a child run of this test binary models, by name.
@@ -178,11 +228,16 @@ fn mutated_model() {
     Mutation::NotifyBeforeCountDown,
     Mutation::NotifyOne,
     Mutation::GoOnAtOne,
+    Mutation::UnguardedSub,
   ]
   .into_iter()
   .find(|m| format!("{m:?}") == name)
   .expect("a known mutation");
-  two_counters_two_waiters(mutation);
+  if mutation == Mutation::UnguardedSub {
+    three_counters_past_the_count(mutation);
+  } else {
+    two_counters_two_waiters(mutation);
+  }
   println!("model held");
 }
 
@@ -231,6 +286,11 @@ fn mutation_notify_before_the_count_down_loses_a_wake_up() {
 #[test]
 fn mutation_waking_one_waiter_at_zero_strands_the_other() {
   fails_with(Mutation::NotifyOne, "deadlock");
+}
+
+#[test]
+fn mutation_an_unguarded_count_down_goes_below_zero() {
+  fails_with(Mutation::UnguardedSub, "counted down below zero");
 }
 
 #[test]
