@@ -275,6 +275,90 @@ export class Latch {
   arriveAndWait(n?: number, timeout?: number): boolean;
 }
 
+/** A semaphore's async wait bounds: as `AsyncLockOptions`. */
+export type SemaphoreOptions = AsyncLockOptions;
+
+/** A release function of permits (idempotent), disposable. */
+export interface SemaphoreReleaser {
+  (): void;
+  /** How many permits it gives back. */
+  readonly permits: number;
+  [Symbol.dispose](): void;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Permits in three Int32s of a SharedArrayBuffer, taken and given back `n`
+ * at a time (Java's Semaphore): `acquireSync()` blocks (workers, Node's main
+ * thread), `acquire()` never does. Robust: the permits a thread holds when it
+ * ends (terminated, `process.exit()`, an uncaught exception, its script
+ * ending) come back. Permits go back through the instance that took them.
+ * Not FIFO: every release wakes every waiter, and a request for many may
+ * wait while requests for few keep taking what is free. Each thread builds
+ * its own instance over the same slots (`Semaphore.from`).
+ */
+export class Semaphore {
+  /** The bytes of SharedArrayBuffer a semaphore takes (three Int32s). */
+  static readonly BYTES: 12;
+  /**
+   * A new instance over the slots of a posted one (`{ sab, i32a, index }`);
+   * writes nothing, holds nothing.
+   *
+   * @throws {TypeError} `value` has neither `i32a` nor `sab`.
+   */
+  static from(value: AsyncLockSource): Semaphore;
+  /**
+   * `new Semaphore(permits)` (a fresh 12-byte SharedArrayBuffer),
+   * `new Semaphore(permits, sab)`, `new Semaphore(permits, sab, index)`,
+   * `new Semaphore(permits, int32Array, index)` (three Int32s from `index`):
+   * writes `permits`, all free.
+   *
+   * @throws {TypeError} `permits` is not a number; `sab` is not a SharedArrayBuffer or an Int32Array over one.
+   * @throws {RangeError} `permits` is not an integer from 0 to 2^31 - 1; `index` leaves no room for three Int32s.
+   */
+  constructor(permits: number, sab?: SharedArrayBuffer | Int32Array, index?: number);
+
+  readonly sab: SharedArrayBuffer;
+  readonly i32a: Int32Array;
+  readonly index: number;
+  /** The permits free now (a snapshot). */
+  readonly available: number;
+  /** The permits the semaphore was made with. */
+  readonly permits: number;
+  /** The permits this instance holds now. */
+  readonly held: number;
+
+  /**
+   * Takes `n` (default 1) permits if that many are free; never waits.
+   *
+   * @throws {RangeError} `n` is not an integer from 0 to the semaphore's permits.
+   */
+  tryAcquire(n?: number): boolean;
+  /** Blocks until `n` (default 1) permits are free and takes them (true), or `timeout` ms passed (false). */
+  acquireSync(n?: number, timeout?: number): boolean;
+  /**
+   * `acquireSync(n, timeout)` returning a release function (for `using`).
+   *
+   * @throws {Error} code `'ERR_SEMAPHORE_TIMEOUT'`.
+   */
+  acquireGuard(n?: number, timeout?: number): SemaphoreReleaser;
+  /**
+   * Takes `n` (default 1) permits without blocking; resolves with a release
+   * function. Rejects with code `'ERR_SEMAPHORE_TIMEOUT'` after
+   * `options.timeout` ms, or with `options.signal`'s reason, having taken
+   * nothing and left nothing queued.
+   */
+  acquire(n?: number, options?: SemaphoreOptions): Promise<SemaphoreReleaser>;
+  /** Runs `f` holding `n` (default 1) permits; gives them back however f ends. */
+  runExclusive<T>(f: () => T | PromiseLike<T>, n?: number, options?: SemaphoreOptions): Promise<T>;
+  /**
+   * Gives back `n` (default 1) permits this instance holds, waking the waiters.
+   *
+   * @throws {Error} code `'ERR_SEMAPHORE_NOT_HELD'`: it holds fewer (nothing given back).
+   */
+  release(n?: number): void;
+}
+
 /**
  * The mutex of the V8 blog post "Atomics.wait, Atomics.notify,
  * Atomics.waitAsync", in one Int32 slot of a SharedArrayBuffer, robust: a

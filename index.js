@@ -10,6 +10,7 @@ const { createPolyfill } = require('./lib/polyfill');
 const { createAsyncLock } = require('./lib/async-lock');
 const { createCondition } = require('./lib/condition');
 const { createLatch } = require('./lib/latch');
+const { createSemaphore } = require('./lib/semaphore');
 const { preloadInWorkers, PLAIN_PRELOAD, FORCE_PRELOAD } = require('./lib/workers');
 
 const atomics = createAtomics(binding);
@@ -52,6 +53,15 @@ const Condition = createCondition({
 // A count down to zero, through the same triple.
 const Latch = createLatch({ wait: atomics.wait, waitAsync: atomics.waitAsync, notify: atomics.notify });
 
+// Permits taken and given back n at a time; what a thread holds when it
+// ends comes back (the binding's stakeWatch).
+const Semaphore = createSemaphore({
+  wait: atomics.wait,
+  waitAsync: atomics.waitAsync,
+  notify: atomics.notify,
+  stakeWatch: binding.stakeWatch,
+});
+
 module.exports = {
   waitAsync: atomics.waitAsync,
   wait: atomics.wait,
@@ -66,6 +76,8 @@ module.exports = {
   Condition,
   // A count down to zero that threads wait on: lib/latch.js.
   Latch,
+  // Permits, n at a time, robust: lib/semaphore.js.
+  Semaphore,
   // Test-only (not in index.d.ts): registry and pending-waiter counts.
   waitersForTesting: atomics.waitersForTesting,
 };

@@ -97,9 +97,10 @@ function abortReason(signal) {
  * The Int32 slot a primitive lives in, from its constructor's arguments:
  * `(sab)` → element `defaultIndex` of an Int32Array over the whole buffer;
  * `(sab, index)` or `(int32Array, index)` → that element; `()` → a fresh
- * buffer of `bytes` bytes. Errors name the arguments `"sab"` and `"index"`.
+ * buffer of `bytes` bytes. A primitive of several Int32s (`words`) takes
+ * them from `index` on. Errors name the arguments `"sab"` and `"index"`.
  */
-function int32Slot(sab, index, defaultIndex, bytes) {
+function int32Slot(sab, index, defaultIndex, bytes, words = 1) {
   let i32a;
   if (sab === undefined) {
     sab = new SharedArrayBuffer(bytes);
@@ -122,10 +123,13 @@ function int32Slot(sab, index, defaultIndex, bytes) {
   } else if (typeof index !== 'number') {
     throw new TypeError(`The "index" argument must be a number. Received ${describe(index)}`);
   }
-  if (!(Number.isInteger(index) && index >= 0 && index < i32a.length)) {
+  if (i32a.length < words) {
+    throw new RangeError(`The "sab" argument must hold at least ${words} Int32s (${words * 4} bytes). Received ${sab.byteLength} bytes`);
+  }
+  if (!(Number.isInteger(index) && index >= 0 && index <= i32a.length - words)) {
     throw new RangeError(
-      `The "index" argument must be an integer from 0 to ${i32a.length - 1} (the Int32 slots of the buffer). ` +
-        `Received ${describe(index)}`
+      `The "index" argument must be an integer from 0 to ${i32a.length - words} (the Int32 slots of the buffer` +
+        `${words > 1 ? `, ${words} from it` : ''}). Received ${describe(index)}`
     );
   }
   return { sab, i32a, index };

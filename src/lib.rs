@@ -10,6 +10,8 @@
 //!   [`sync_wait`], how a sync wait ends (woken, timed out, abandoned).
 //! - [`robust`]: an AsyncLock's word: who holds it, and its release when
 //!   its holder's thread ends.
+//! - [`stake`]: what a thread holds of a Semaphore, and its return when
+//!   the thread ends holding it.
 //! - [`slab`]: dense index-addressed storage for pending promises.
 //! - [`wake`]: the wake-up core: waking, delivering to envs' mailboxes,
 //!   passing on wake-ups of dead waiters; generic over what an env is.
@@ -26,6 +28,7 @@ pub mod parker;
 pub mod registry;
 pub mod robust;
 pub mod slab;
+pub mod stake;
 pub mod sync;
 pub mod sync_wait;
 pub mod timer;

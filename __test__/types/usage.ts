@@ -34,7 +34,7 @@ void woken;
 void wrong;
 
 // AsyncLock
-import { AsyncLock, AsyncLockReleaser, Condition, Latch } from '../..';
+import { AsyncLock, AsyncLockReleaser, Condition, Latch, Semaphore, SemaphoreReleaser } from '../..';
 
 const lockA = new AsyncLock(new SharedArrayBuffer(4));
 const lockB = new AsyncLock(i32, 1);
@@ -93,6 +93,24 @@ void opened;
 const openedAsync: Promise<boolean> = latch.waitAsync({ timeout: 5, signal: controller });
 void openedAsync;
 
+const semaphore = new Semaphore(3, new SharedArrayBuffer(Semaphore.BYTES));
+const semaphoreB = Semaphore.from({ sab: semaphore.sab, index: semaphore.index });
+const tookPermits: boolean = semaphoreB.tryAcquire(2) && semaphore.acquireSync(1, 10);
+void tookPermits;
+semaphoreB.release(2);
+const free: number = semaphore.available + semaphore.permits + semaphore.held;
+void free;
+const permitGuard: SemaphoreReleaser = semaphore.acquireGuard(1, 5);
+const givesBack: number = permitGuard.permits;
+void givesBack;
+void semaphore.acquire(2, { timeout: 5, signal: controller }).then((release) => release());
+const ranWith: Promise<string> = semaphore.runExclusive(async () => 'x', 2);
+void ranWith;
+
+// @ts-expect-error: a semaphore is made from its permits
+new Semaphore();
+// @ts-expect-error: available is read-only
+semaphore.available = 3;
 // @ts-expect-error: a latch is made from a count
 new Latch();
 // @ts-expect-error: the count is read-only

@@ -190,6 +190,9 @@ pub struct EnvState {
   /// This env's AsyncLock owner and the words of its instances, freed at
   /// teardown if still held (`locks::release_held`).
   pub locks: super::locks::Watch,
+  /// The stakes of this env's Semaphore instances, given back at teardown
+  /// if they still hold something (`stakes::release_stakes`).
+  pub stakes: super::stakes::Watch,
   /// Keys of wake-ups this thread's sync waits got but its JS never saw
   /// (see [`EnvState::abandon_sync_wait`]) that the core could not pass on
   /// yet (it panicked, `CoreApi`): kept until it has.
@@ -451,6 +454,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     unpassed: Vec::new(),
     last_queued: (0, 0),
     locks: Default::default(),
+    stakes: Default::default(),
   }))));
   // SAFETY: cell is alive until the cleanup hook frees it, which aborts
   // the TSFN first.
@@ -594,6 +598,7 @@ fn teardown(js: Js, mut state: EnvState) {
   // its queue (the teardown's wake-up must not go to it). The words'
   // memory is held by references of their own (`locks::Watched`).
   super::locks::release_held(js, &state.locks);
+  super::stakes::release_stakes(js, &state.stakes);
   let mut unseen: Vec<usize> = undelivered.iter().filter_map(Woken::unseen_key).collect();
   unseen.append(&mut state.unpassed);
   super::pass_on(unseen);

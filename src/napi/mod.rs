@@ -24,6 +24,7 @@ mod locks;
 mod memory;
 mod resolver;
 mod shared;
+mod stakes;
 
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -39,6 +40,7 @@ use self::env::{Pending, Promise, Settler};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
 use self::locks::{lock_owner, lock_watch, release_lock};
 use self::memory::{expected, holds, locate, Location};
+use self::stakes::stake_watch;
 use crate::core::{CoreApi, Slice};
 use crate::registry::Enqueued;
 
@@ -657,6 +659,7 @@ callbacks! {
   js_release_lock => release_lock;
   js_lock_owner => lock_owner;
   js_lock_watch => lock_watch;
+  js_stake_watch => stake_watch;
   js_take_fast_notify => take_fast_notify;
   js_address_of => address_of;
   js_notify_at => notify_at;
@@ -684,7 +687,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
   // Read-only, so that code that gets the binding after load cannot
   // replace what a later copy of lib/atomics.js would take from it.
-  let functions: [(&str, Callback); 18] = [
+  let functions: [(&str, Callback); 19] = [
     ("takeFastNotify", js_take_fast_notify),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
@@ -695,6 +698,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     ("releaseLock", js_release_lock),
     ("lockOwner", js_lock_owner),
     ("lockWatch", js_lock_watch),
+    ("stakeWatch", js_stake_watch),
     ("setKeepAlive", js_set_keep_alive),
     ("cancel", js_cancel),
     ("lastQueued", js_last_queued),

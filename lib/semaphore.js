@@ -1,0 +1,390 @@
+'use strict';
+// Semaphore: permits in a SharedArrayBuffer that threads take and give
+// back n at a time (Java's Semaphore, C++20's counting_semaphore,
+// async-mutex's weighted Semaphore). `acquireSync()` blocks (workers),
+// `acquire()` never does (the main thread); robust: permits a thread holds
+// when it ends come back.
+//
+// Three Int32s from `index` (src/stake.rs):
+//
+//   i32a[index]      permits   free now, never below 0: taken by a CAS from
+//                              p to p - n when p >= n, given back by an add
+//   i32a[index + 1]  waiters   threads between announcing a wait and leaving
+//                              it; a release that sees it above 0 wakes all
+//   i32a[index + 2]  total     the permits the semaphore was made with (so
+//                              that a request for more fails at once)
+//
+// No wake-up is lost: a waiter adds itself to `waiters`, then reads
+// `permits` and waits on the value it read; a release adds to `permits`,
+// then reads `waiters`. Either the release sees the waiter, or the waiter
+// sees the permits (its wait finds the value moved on). A release wakes
+// every waiter: each looks again and takes what it wants if it is there
+// (a request of n waits for n free at once). tests/loom_semaphore.rs
+// model-checks these steps.
+//
+// What each instance holds is its *stake*: two Int32s of a
+// SharedArrayBuffer of its own, the permits it holds and how many of its
+// waits count in `waiters`, each written right after the atomic step that
+// changed what it counts (and right before the one that undoes it), with no
+// call between the two (a worker is terminated only at a call or a loop's
+// back edge). The env watches it (the binding's stakeWatch): when the
+// thread ends, its teardown takes its waits out of `waiters`, gives back
+// the permits it still holds and wakes the waiters.
+
+const { performance } = require('perf_hooks');
+const { describe } = require('./describe');
+const {
+  codedError,
+  deliver,
+  AsyncWait,
+  waitEnv,
+  makeReleaser,
+  int32Slot,
+  fromPosted,
+  validateTimeout,
+  validateCount,
+  validateOptions,
+  abortReason,
+} = require('./core');
+
+const kMaxPermits = 0x7fffffff;
+// The constructor's first argument when from() attaches (writes nothing).
+const kAttach = Symbol('attach');
+// The binding's stake kind of a Semaphore (src/napi/stakes.rs).
+const kSemaphoreStake = 1;
+// The stake's Int32s: permits held, waits counted in `waiters`.
+const kHeld = 0;
+const kAnnounced = 1;
+// How many times a blocking acquire re-reads the permits before it waits.
+const kSpins = 100;
+
+const timeoutError = (ms) => codedError(`Timed out after ${ms} ms waiting for the Semaphore`, 'ERR_SEMAPHORE_TIMEOUT');
+
+/**
+ * Creates the Semaphore class over the package's `{ wait, waitAsync,
+ * notify }` and the binding's `stakeWatch`.
+ */
+function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
+  // Every release wakes every waiter, so no wake-up is meant for one: a
+  // wait that gives up after one has nothing to pass on.
+  const env = waitEnv({ waitAsync, notify }, { leave: () => {} });
+  let stakeIfSemaphore;
+
+  /** The stake of a Semaphore of this factory; a TypeError for anything else. */
+  function stakeOf(semaphore) {
+    const stake = stakeIfSemaphore(semaphore);
+    if (stake === undefined) {
+      throw new TypeError(`The "this" value must be a Semaphore (use Semaphore.from() for a posted one). Received ${describe(semaphore)}`);
+    }
+    return stake;
+  }
+
+  /** `n` of acquire and release: an integer from 0 to the semaphore's total. */
+  function validatePermits(semaphore, n) {
+    if (n === undefined) return 1;
+    validateCount(n, 'n', kMaxPermits);
+    const total = Atomics.load(semaphore.i32a, semaphore.index + 2);
+    if (n > total) {
+      throw new RangeError(`The "n" argument must be at most the semaphore's permits (${total}). Received ${n}`);
+    }
+    return n;
+  }
+
+  /**
+   * Takes `n` permits if that many are free, counting them in `stake`;
+   * returns whether it did. The CAS and the stake's store have no call or
+   * back edge between them (see above).
+   */
+  function take(i32a, index, stake, n) {
+    let seen = Atomics.load(i32a, index);
+    while (seen >= n) {
+      const was = Atomics.compareExchange(i32a, index, seen, seen - n);
+      if (was === seen) {
+        stake[kHeld] += n;
+        return true;
+      }
+      seen = was;
+    }
+    return false;
+  }
+
+  /**
+   * Gives back `n` of the permits `stake` holds and wakes the waiters, if
+   * any (core's deliver: now, or from a timer if the addon's notify
+   * failed). Throws ERR_SEMAPHORE_NOT_HELD, doing nothing, if the stake
+   * holds fewer.
+   */
+  function give(i32a, index, stake, n) {
+    if (n > stake[kHeld]) {
+      throw codedError(
+        `Tried to release ${n} permits of a Semaphore while this instance holds ${stake[kHeld]}`,
+        'ERR_SEMAPHORE_NOT_HELD'
+      );
+    }
+    Atomics.add(i32a, index, n);
+    stake[kHeld] -= n;
+    if (Atomics.load(i32a, index + 1) > 0) deliver(notify, i32a, index, Infinity);
+  }
+
+  /** The release function of `n` permits taken through `semaphore`. */
+  function releaserOf(semaphore, stake, n) {
+    let given = false;
+    return makeReleaser(
+      () => {
+        give(semaphore.i32a, semaphore.index, stake, n);
+        given = true;
+      },
+      () => !given,
+      { permits: n }
+    );
+  }
+
+  /**
+   * acquire (f undefined: resolves with a release function) and
+   * runExclusive (runs f holding the permits, gives them back however f
+   * ends), in one async frame, as AsyncLock's lockedAsync (core's
+   * AsyncWait says why).
+   */
+  async function acquireIn(semaphore, n, options, f, run) {
+    const stake = stakeOf(semaphore);
+    if (run && typeof f !== 'function') {
+      throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
+    }
+    n = validatePermits(semaphore, n);
+    const { timeout, signal } = validateOptions(options);
+    if (signal !== undefined && signal.aborted) throw abortReason(signal);
+    const { i32a, index } = semaphore;
+    if (!take(i32a, index, stake, n)) {
+      if (timeout === 0) throw timeoutError(0);
+      const waiting = new AsyncWait(env, i32a, index, timeout, signal, timeoutError);
+      let announced = false; // this frame counts in `waiters`
+      try {
+        for (;;) {
+          Atomics.add(i32a, index + 1, 1);
+          stake[kAnnounced]++;
+          announced = true;
+          const seen = Atomics.load(i32a, index);
+          if (seen < n) {
+            const pending = waiting.next(seen);
+            if (pending !== undefined) waiting.settled(await pending);
+          }
+          Atomics.sub(i32a, index + 1, 1);
+          stake[kAnnounced]--;
+          announced = false;
+          if (take(i32a, index, stake, n)) break;
+        }
+      } finally {
+        if (announced) {
+          Atomics.sub(i32a, index + 1, 1);
+          stake[kAnnounced]--;
+        }
+        waiting.end();
+      }
+    }
+    if (!run) return releaserOf(semaphore, stake, n);
+    try {
+      const result = f();
+      // Possibly a promise or thenable: hold the permits until it settles.
+      if (result !== null && (typeof result === 'object' || typeof result === 'function')) return await result;
+      return result;
+    } finally {
+      give(i32a, index, stake, n);
+    }
+  }
+
+  /**
+   * Permits in three Int32 slots of a SharedArrayBuffer, taken and given
+   * back n at a time, by worker_threads and the main thread: every thread
+   * builds its own instance over the same slots (`Semaphore.from`).
+   */
+  class Semaphore {
+    #stake; // Int32Array(2): the permits this instance holds, its waits announced (see above)
+
+    /**
+     * `new Semaphore(permits)` (a fresh 12-byte SharedArrayBuffer), `new
+     * Semaphore(permits, sab)`, `new Semaphore(permits, sab, index)` or
+     * `new Semaphore(permits, int32Array, index)` (three Int32s from
+     * `index`): writes `permits` free of `permits`. A thread that is handed
+     * a semaphore attaches with `Semaphore.from(posted)`, which writes
+     * nothing.
+     *
+     * @param {number} permits an integer from 0 to 2^31 - 1
+     * @param {SharedArrayBuffer | Int32Array} [sab]
+     * @param {number} [index=0]
+     */
+    constructor(permits, sab, index) {
+      if (typeof stakeWatch !== 'function') {
+        throw new Error('atomics-waitasync: the loaded binary has no stakeWatch: Semaphore needs a binary of this version (npx atomics-waitasync-build)');
+      }
+      if (permits !== kAttach) validateCount(permits, 'permits', kMaxPermits);
+      const slot = int32Slot(sab, index, 0, Semaphore.BYTES, 3);
+      /** The SharedArrayBuffer. */
+      this.sab = slot.sab;
+      /** The Int32Array the semaphore lives in. */
+      this.i32a = slot.i32a;
+      /** The index of its first Int32 (the free permits) in `i32a`. */
+      this.index = slot.index;
+      this.#stake = new Int32Array(new SharedArrayBuffer(8));
+      if (permits !== kAttach) {
+        Atomics.store(this.i32a, this.index + 2, permits);
+        Atomics.store(this.i32a, this.index + 1, 0);
+        Atomics.store(this.i32a, this.index, permits);
+      }
+      // Should this thread end holding permits, its teardown gives them back.
+      stakeWatch(this.i32a, this.index, kSemaphoreStake, this.#stake, this);
+    }
+
+    /**
+     * A Semaphore over the slots of one posted to this thread (`{ sab,
+     * i32a, index }`, the structured clone of an instance), or of a
+     * hand-made `{ sab, index }` / `{ i32a, index }`. Writes nothing; the
+     * new instance holds no permits.
+     */
+    static from(value) {
+      return new Semaphore(kAttach, ...fromPosted(value, 'a Semaphore'));
+    }
+
+    /** The permits free now (a snapshot). */
+    get available() {
+      stakeOf(this);
+      return Atomics.load(this.i32a, this.index);
+    }
+
+    /** The permits the semaphore was made with. */
+    get permits() {
+      stakeOf(this);
+      return Atomics.load(this.i32a, this.index + 2);
+    }
+
+    /** The permits this instance holds now. */
+    get held() {
+      return stakeOf(this)[kHeld];
+    }
+
+    /**
+     * Takes `n` permits (default 1) if that many are free, without
+     * waiting; returns whether it did.
+     *
+     * @param {number} [n=1]
+     * @returns {boolean}
+     */
+    tryAcquire(n) {
+      const stake = stakeOf(this);
+      n = validatePermits(this, n);
+      return take(this.i32a, this.index, stake, n);
+    }
+
+    /**
+     * Takes `n` permits (default 1), blocking this thread until that many
+     * are free (workers, and Node's main thread, which may block); false if
+     * `timeout` ms pass first.
+     *
+     * @param {number} [n=1]
+     * @param {number} [timeout=Infinity]
+     * @returns {boolean}
+     */
+    acquireSync(n, timeout) {
+      const stake = stakeOf(this);
+      n = validatePermits(this, n);
+      const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
+      const { i32a, index } = this;
+      for (let i = 0; i < kSpins; i++) {
+        if (take(i32a, index, stake, n)) return true;
+      }
+      if (ms === 0) return false;
+      const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+      for (;;) {
+        Atomics.add(i32a, index + 1, 1);
+        stake[kAnnounced]++;
+        try {
+          const seen = Atomics.load(i32a, index);
+          if (seen < n) {
+            const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
+            if (remaining <= 0) return false;
+            wait(i32a, index, seen, remaining);
+          }
+        } finally {
+          Atomics.sub(i32a, index + 1, 1);
+          stake[kAnnounced]--;
+        }
+        if (take(i32a, index, stake, n)) return true;
+      }
+    }
+
+    /**
+     * `acquireSync(n, timeout)` that returns a release function (for
+     * `using`), or throws ERR_SEMAPHORE_TIMEOUT.
+     *
+     * @param {number} [n=1]
+     * @param {number} [timeout=Infinity]
+     * @returns {() => void}
+     */
+    acquireGuard(n, timeout) {
+      const stake = stakeOf(this);
+      n = validatePermits(this, n);
+      if (!this.acquireSync(n, timeout)) throw timeoutError(timeout);
+      return releaserOf(this, stake, n);
+    }
+
+    /**
+     * Takes `n` permits (default 1) without blocking: resolves with a
+     * release function (idempotent; `[Symbol.dispose]` where the runtime
+     * has it; `permits` says how many it gives back). Rejects with
+     * ERR_SEMAPHORE_TIMEOUT after `options.timeout` ms, or with
+     * `options.signal`'s reason, leaving nothing queued and nothing taken.
+     *
+     * @param {number} [n=1]
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<() => void>}
+     */
+    acquire(n, options) {
+      return acquireIn(this, n, options, undefined, false);
+    }
+
+    /**
+     * Runs `f` holding `n` permits (default 1), without blocking; resolves
+     * with f's result (f may be async) and gives the permits back however f
+     * ends. Options and errors as acquire().
+     *
+     * @template T
+     * @param {() => T | PromiseLike<T>} f
+     * @param {number} [n=1]
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<T>}
+     */
+    runExclusive(f, n, options) {
+      return acquireIn(this, n, options, f, true);
+    }
+
+    /**
+     * Gives back `n` permits (default 1) this instance holds and wakes the
+     * waiters. Throws ERR_SEMAPHORE_NOT_HELD, giving back nothing, if it
+     * holds fewer: permits go back through the instance that took them.
+     *
+     * @param {number} [n=1]
+     */
+    release(n) {
+      const stake = stakeOf(this);
+      n = validatePermits(this, n);
+      give(this.i32a, this.index, stake, n);
+    }
+
+    // Reads `#stake` for the functions above; taken off the class below.
+    static stakeIfSemaphore(semaphore) {
+      try {
+        return semaphore.#stake;
+      } catch (_) {
+        return undefined;
+      }
+    }
+  }
+  stakeIfSemaphore = Semaphore.stakeIfSemaphore;
+  delete Semaphore.stakeIfSemaphore;
+
+  /** The bytes of SharedArrayBuffer a semaphore takes (three Int32s). */
+  Semaphore.BYTES = 12;
+
+  return Semaphore;
+}
+
+module.exports = { createSemaphore };

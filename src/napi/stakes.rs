@@ -1,0 +1,195 @@
+//! The stakes of an env's primitive instances (`crate::stake`): what each
+//! holds of a primitive whose word counts its holders (a Semaphore's
+//! permits), given back by the env's teardown if the thread ends holding
+//! it.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::rc::Rc;
+
+use napi::sys;
+
+use super::ffi::{Failure, Js, NResult};
+use super::locks::{wake_lock_waiter, Woke};
+use super::memory::{self, locate};
+use super::{env, pass_on};
+use crate::registry::BuildAddressHasher;
+use crate::stake;
+
+/// What a stake is a share of.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+  /// A Semaphore: the word is its `permits`, the next Int32 its `waiters`.
+  Semaphore = 1,
+}
+
+/// One watched instance's stake.
+struct Stake {
+  kind: Kind,
+  /// The address of the primitive's word (its registry key).
+  word: usize,
+  /// The address of the Int32 that holds the instance's stake.
+  cell: usize,
+  /// Strong references to the SharedArrayBuffers of the word and of the
+  /// stake, so that neither is freed while the stake is watched.
+  buffers: [sys::napi_ref; 2],
+}
+
+/// The stakes of an env's instances, by the address of their stake Int32:
+/// shared between the env's state and the finalizer data of each instance
+/// (on the env's thread only), so that a finalizer that runs after the
+/// teardown finds it closed.
+#[derive(Default)]
+pub struct Stakes {
+  stakes: HashMap<usize, Stake, BuildAddressHasher>,
+  /// The teardown has run: nothing is watched any more.
+  closed: bool,
+}
+
+/// An env's [`Stakes`].
+pub type Watch = Rc<RefCell<Stakes>>;
+
+/// What a watched instance's finalizer gets.
+struct Unwatch {
+  watch: Watch,
+  cell: usize,
+}
+
+/// `stakeWatch(i32a, index, kind, stake, instance)`: `instance`, of this
+/// env, keeps its stake in `stake[0]` and `stake[1]` (an Int32Array over a
+/// SharedArrayBuffer of its own) of the primitive whose word is
+/// `i32a[index]` (for a Semaphore, 1, also `i32a[index + 1]`): should the
+/// env end while the stake is not 0, its teardown gives it back
+/// ([`release_stakes`]). Holds both buffers until `instance` is collected
+/// with its stake at 0, so that the teardown never touches freed memory.
+pub fn stake_watch(
+  js: Js,
+  [array, index, kind, cell_array, instance]: [sys::napi_value; 5],
+) -> NResult<sys::napi_value> {
+  let index = js.f64(index)?;
+  let kind = match js.i32(kind)? {
+    1 => Kind::Semaphore,
+    other => return Err(Failure::Range(format!("kind {other} is not a stake kind"))),
+  };
+  let word = locate(js, array, index)?;
+  // The Semaphore's second word must be in the array too.
+  let next = locate(js, array, index + 1.0)?;
+  let cell = locate(js, cell_array, 0.0)?;
+  // The Semaphore's stake is two Int32s: permits held, waits announced.
+  locate(js, cell_array, 1.0)?;
+  if word.element != memory::Element::Int32 || cell.element != memory::Element::Int32 {
+    return Err(Failure::Type("typedArray must be an Int32Array".into()));
+  }
+  debug_assert_eq!(next.key, word.key + 4);
+  if !js.is_object(instance)? {
+    return Err(Failure::Type("instance must be an object".into()));
+  }
+  let watch = env::with_state(js, |state| Ok(state.stakes.clone()))?;
+  if watch.borrow().stakes.contains_key(&cell.key) {
+    return Err(Failure::Error("this stake is watched already".into()));
+  }
+  let word_buffer = js.create_reference(word.buffer.ok_or(Failure::Pending)?)?;
+  let cell_buffer = match js.create_reference(cell.buffer.ok_or(Failure::Pending)?) {
+    Ok(reference) => reference,
+    Err(failure) => {
+      js.delete_reference(word_buffer);
+      return Err(failure);
+    }
+  };
+  watch.borrow_mut().stakes.insert(
+    cell.key,
+    Stake {
+      kind,
+      word: word.key,
+      cell: cell.key,
+      buffers: [word_buffer, cell_buffer],
+    },
+  );
+  let unwatch = Box::into_raw(Box::new(Unwatch {
+    watch,
+    cell: cell.key,
+  }));
+  if js
+    .add_finalizer(instance, unwatch.cast(), stake_unwatched)
+    .is_err()
+  {
+    // The stake stays watched, and its buffers held, for as long as the
+    // env lives: robust still, at the cost of that memory.
+    // SAFETY: from Box::into_raw above; N-API did not take it.
+    drop(unsafe { Box::from_raw(unwatch) });
+  }
+  js.undefined()
+}
+
+/// The finalizer of a watched instance (`stakeWatch`): its stake is let go
+/// with its buffers, unless it still holds something (the instance was
+/// dropped holding it): then it stays for the teardown to give back.
+///
+/// # Safety
+/// Called by N-API once, on the env's thread, with the `Unwatch` that
+/// `stakeWatch` passed.
+unsafe extern "C" fn stake_unwatched(env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    // SAFETY: from Box::into_raw in stake_watch, finalized once.
+    let unwatch = unsafe { Box::from_raw(data.cast::<Unwatch>()) };
+    let Ok(mut stakes) = unwatch.watch.try_borrow_mut() else {
+      return; // (not reached: nothing borrows it across a collection)
+    };
+    if stakes.closed {
+      return;
+    }
+    let Some(entry) = stakes.stakes.get(&unwatch.cell) else {
+      return;
+    };
+    // SAFETY: the stake's buffer (two Int32s, `locate`d at watch) is held
+    // by `entry.buffers[1]`.
+    let (held, announced) = unsafe { memory::stake_at(entry.cell) };
+    if held != 0 || announced != 0 {
+      return; // held by a dropped instance: the teardown gives it back
+    }
+    let Some(entry) = stakes.stakes.remove(&unwatch.cell) else {
+      return;
+    };
+    // SAFETY: N-API runs finalizers on the env's thread with a live env,
+    // before the teardown (not `closed`).
+    let js = unsafe { Js::new(env) };
+    for reference in entry.buffers {
+      js.delete_reference(reference);
+    }
+  }));
+  if let Err(payload) = outcome {
+    std::mem::forget(payload); // its Drop could panic, outside the catch
+  }
+}
+
+/// The env is ending (its teardown, on its own thread, JavaScript stopped):
+/// each watched stake that still holds something is given back, and the
+/// primitive's waiters woken; then the buffers are let go, and later
+/// finalizers do nothing.
+pub fn release_stakes(js: Js, watch: &Watch) {
+  let Ok(mut stakes) = watch.try_borrow_mut() else {
+    return; // (never borrowed here; should it be, skip rather than panic)
+  };
+  stakes.closed = true;
+  for (_, entry) in stakes.stakes.drain() {
+    // Both buffers are held by `entry.buffers` until below; the stake's two
+    // Int32s, the word and, for a Semaphore, the Int32 after it are
+    // Int32Array elements of them (`locate`d at watch).
+    // SAFETY: the stake's two Int32s, in its held buffer.
+    let (held, announced) = unsafe { memory::stake_at(entry.cell) };
+    // SAFETY: the word, in its held buffer.
+    let word = unsafe { memory::watched_word(entry.word) };
+    // SAFETY: the Int32 after it, in the same held buffer.
+    let next = unsafe { memory::watched_word(entry.word + 4) };
+    let wake = match entry.kind {
+      Kind::Semaphore => stake::release_dead_permits(word, next, held, announced),
+    };
+    if wake && matches!(wake_lock_waiter(entry.word, usize::MAX, |_| {}), Woke::Owed) {
+      pass_on([entry.word]);
+    }
+    for reference in entry.buffers {
+      js.delete_reference(reference);
+    }
+  }
+}

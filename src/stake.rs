@@ -1,0 +1,61 @@
+//! What a thread holds of a primitive that counts its holders rather than
+//! naming one (a `Semaphore`'s permits), and its return when the thread
+//! ends holding it (its env's teardown, `napi::stakes`).
+//!
+//! The holder's share is not in the shared word: JavaScript keeps it, per
+//! instance, in an Int32Array of the thread's own (the *stake*: the
+//! permits it holds, and how many of its waits count in `waiters`), written
+//! with a plain store right after the compare-exchange that took it (and
+//! right before the add that gives it back), with no call between the two:
+//! a worker is terminated only at a call or a loop's back edge, so the
+//! stake and the word agree whenever the thread can end. The env holds
+//! the stake's memory and the word's buffer by strong references and, at
+//! teardown, gives back what each stake still says.
+//!
+//! A semaphore, two Int32s of a SharedArrayBuffer:
+//!
+//! ```text
+//!   word      what it holds
+//!   --------  ---------------------------------------------------------
+//!   permits   the permits free now (never below 0): taken by a
+//!             compare-exchange from p to p - n when p >= n; given back
+//!             by an add; waiters wait on the value they last saw
+//!   waiters   how many threads are between announcing a wait and
+//!             leaving it: a release that sees it above 0 wakes them all
+//! ```
+//!
+//! No wake-up is lost: a waiter adds itself to `waiters` before it reads
+//! `permits` and waits on the value it read; a release adds to `permits`
+//! before it reads `waiters`. Either the release sees the waiter (and
+//! wakes it), or the waiter sees the permits (and does not sleep: its wait
+//! finds the value moved on). `tests/loom_semaphore.rs` checks this.
+
+use std::sync::atomic::Ordering::SeqCst;
+
+use crate::sync::{fence, AtomicI32};
+
+/// A thread that ends holding `held` permits of the semaphore whose
+/// `permits` and `waiters` words these are, with `announced` of its waits
+/// counted in `waiters` (waits it never left: it was stopped in them):
+/// takes those out of `waiters` and gives the permits back. Returns whether
+/// threads may be waiting (the caller then wakes them all).
+pub fn release_dead_permits(
+  permits: &AtomicI32,
+  waiters: &AtomicI32,
+  held: i32,
+  announced: i32,
+) -> bool {
+  if announced > 0 {
+    waiters.fetch_sub(announced, SeqCst);
+  }
+  if held <= 0 {
+    return false; // (nothing held; a negative count is never written)
+  }
+  permits.fetch_add(held, SeqCst);
+  // The add and the load are the two halves of a store-buffering pair
+  // with a waiter's (add to `waiters`, load `permits`): SeqCst makes it
+  // safe; the fence says so to loom, which models SeqCst accesses as
+  // AcqRel (and costs nothing here, once per teardown).
+  fence(SeqCst);
+  waiters.load(SeqCst) > 0
+}
