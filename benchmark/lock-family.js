@@ -49,11 +49,13 @@ const GO = 32; // 1: start; 2: stop
 const TURN = 48; // condition ping-pong: 0 the initiator's turn, 1 the responder's
 const STOP = 64; // condition ping-pong: 1 once the initiator is done (read under the lock)
 const COND = 80; // the package's condition word
-const SLOTS = 96;
+const SEM = 96; // the package's and the native semaphore's three words
+const SLOTS = 112;
 
 const IMPLS = ['package', 'mutex', 'weblocks', 'multithreading', 'post'];
 const CASES = ['blocking', 'async', 'contended-2', 'contended-4', 'async-contended-2', 'async-contended-4',
-  'condition-main', 'condition-workers', 'fairness'];
+  'condition-main', 'condition-workers', 'fairness',
+  'semaphore-blocking', 'semaphore-async', 'semaphore-contended-2', 'semaphore-contended-4'];
 const IMPL_LABEL = {
   package: 'atomics-waitasync',
   mutex: 'Atomics.Mutex (V8)',
@@ -77,7 +79,103 @@ function arg(name, fallback) {
 // ...Missing string says why; `unsupported` says why it cannot run at all.
 // ---------------------------------------------------------------------------
 
-async function implementation(impl, shared) {
+async function implementation(impl, shared, form) {
+  return form === 'semaphore' ? semaphoreImplementation(impl, shared) : lockImplementation(impl, shared);
+}
+
+/**
+ * The semaphore rows, behind the lock's shape: a semaphore of 1 permit,
+ * taken and given back around f (so that the counter still checks that
+ * the permits held never exceed the semaphore's).
+ *   lockUnlock(f)   blocking: take 1, f(), give it back
+ *   locked(f)       async: a promise that settles after f ran holding it
+ */
+async function semaphoreImplementation(impl, shared) {
+  const i32 = new Int32Array(shared.sab);
+  if (impl === 'package') {
+    const { Semaphore } = require('..');
+    // Made (1 permit) by the main thread, before the workers start.
+    const semaphore = isMainThread ? new Semaphore(1, i32, SEM) : Semaphore.from({ i32a: i32, index: SEM });
+    return {
+      lockUnlock(f) {
+        semaphore.acquireSync(1);
+        try {
+          f();
+        } finally {
+          semaphore.release(1);
+        }
+      },
+      locked: (f) => semaphore.runExclusive(f),
+    };
+  }
+  if (impl === 'multithreading') {
+    const lib = await loadMultithreading();
+    if (lib.unsupported) return lib;
+    const semaphore = new lib.Semaphore(1, shared.semSab); // (semSab holds 1 permit: sharedState)
+    return {
+      lockUnlock(f) {
+        const guard = semaphore.blockingAcquire(1);
+        try {
+          f();
+        } finally {
+          guard.dispose();
+        }
+      },
+      async locked(f) {
+        const guard = await semaphore.acquire(1);
+        try {
+          return f();
+        } finally {
+          guard.dispose();
+        }
+      },
+    };
+  }
+  if (impl === 'post') {
+    if (typeof Atomics.waitAsync !== 'function') {
+      return { unsupported: `no native Atomics.waitAsync in Node ${process.version}` };
+    }
+    require('..'); // every thread loads the package, as in the lock rows
+    const { NativeSemaphore } = require('./semaphore-native');
+    const semaphore = new NativeSemaphore(shared.sab, SEM); // (holds 1 permit: sharedState)
+    return {
+      lockUnlock(f) {
+        semaphore.acquire(1);
+        try {
+          f();
+        } finally {
+          semaphore.release(1);
+        }
+      },
+      async locked(f) {
+        await semaphore.acquireAsync(1);
+        try {
+          return f();
+        } finally {
+          semaphore.release(1);
+        }
+      },
+    };
+  }
+  return { unsupported: impl === 'weblocks' ? 'Web Locks have no semaphore' : 'V8 has no semaphore' };
+}
+
+/** The npm package multithreading, or `{ unsupported }` if it does not load. */
+async function loadMultithreading() {
+  // The library reads navigator.hardwareConcurrency when it loads; Node
+  // 20 has no global navigator (21+ has): give it one, as a user on Node
+  // 20 would have to.
+  if (typeof globalThis.navigator === 'undefined') {
+    globalThis.navigator = { hardwareConcurrency: require('os').cpus().length };
+  }
+  try {
+    return await import('multithreading');
+  } catch (error) {
+    return { unsupported: `multithreading does not load (${error.code || error.message}); npm install` };
+  }
+}
+
+async function lockImplementation(impl, shared) {
   const i32 = new Int32Array(shared.sab);
   if (impl === 'package') {
     const { AsyncLock, Condition } = require('..');
@@ -154,18 +252,8 @@ async function implementation(impl, shared) {
     };
   }
   if (impl === 'multithreading') {
-    // The library reads navigator.hardwareConcurrency when it loads; Node
-    // 20 has no global navigator (21+ has): give it one, as a user on Node
-    // 20 would have to.
-    if (typeof globalThis.navigator === 'undefined') {
-      globalThis.navigator = { hardwareConcurrency: require('os').cpus().length };
-    }
-    let lib;
-    try {
-      lib = await import('multithreading');
-    } catch (error) {
-      return { unsupported: `multithreading does not load (${error.code || error.message}); npm install` };
-    }
+    const lib = await loadMultithreading();
+    if (lib.unsupported) return lib;
     // What the library's own deserializer does with a Mutex / Condvar posted
     // to a worker (src/lib/sync/mutex.js, condvar.js: toDeserialized): a new
     // handle over the same lock word. The workers here are plain
@@ -297,9 +385,9 @@ function respond(i32, wait, notify) {
  * ends of the condition ping-pong.
  */
 async function workerMain() {
-  const { impl, shared, role, async, ms } = workerData;
+  const { impl, shared, role, async, ms, form } = workerData;
   const i32 = new Int32Array(shared.sab);
-  const api = await implementation(impl, shared);
+  const api = await implementation(impl, shared, form);
   const inc = () => {
     i32[COUNTER] = i32[COUNTER] + 1;
   };
@@ -368,7 +456,10 @@ function sharedState(impl) {
     sab: new SharedArrayBuffer(SLOTS * 4),
     lockSab: new SharedArrayBuffer(4),
     condSab: new SharedArrayBuffer(4),
+    semSab: new SharedArrayBuffer(8), // multithreading's Semaphore: permits, waiters
   };
+  new Int32Array(shared.semSab)[0] = 1; // 1 permit
+  new Int32Array(shared.sab)[SEM] = 1; // the native semaphore's 1 permit (the package's writes its own)
   if (impl === 'mutex' && typeof Atomics.Mutex === 'function') {
     shared.mutex = new Atomics.Mutex();
     shared.condition = new Atomics.Condition();
@@ -415,10 +506,13 @@ async function runCase(caseName, impl, ms) {
   }
 }
 
-async function measureCase(caseName, impl, ms) {
+async function measureCase(fullCase, impl, ms) {
+  // The semaphore rows run the lock rows' loops over a semaphore of 1.
+  const form = fullCase.startsWith('semaphore-') ? 'semaphore' : 'lock';
+  const caseName = form === 'semaphore' ? fullCase.slice('semaphore-'.length) : fullCase;
   const shared = sharedState(impl);
   const i32 = new Int32Array(shared.sab);
-  const api = await implementation(impl, shared);
+  const api = await implementation(impl, shared, form);
   if (api.unsupported) return unsupported(impl, api.unsupported);
   const inc = () => {
     i32[COUNTER] = i32[COUNTER] + 1;
@@ -460,7 +554,7 @@ async function measureCase(caseName, impl, ms) {
     if (caseName === 'fairness' && !api.locked) return unsupported(impl, api.lockedMissing);
     const workers = contended ? Number(contended[2]) : 3;
     const threads = [];
-    for (let w = 0; w < workers; w++) threads.push(startWorker({ impl, shared, role: 'loop', async: asyncWorkers }));
+    for (let w = 0; w < workers; w++) threads.push(startWorker({ impl, shared, role: 'loop', async: asyncWorkers, form }));
     for (const t of threads) await t.next(); // 'ready'
     Atomics.store(i32, GO, 1);
     Atomics.notify(i32, GO);
@@ -552,6 +646,10 @@ const METRICS = {
   'async-contended-4': [{ key: 'opsPerSec', label: '4 workers contending, async', unit: 'ops/s', better: 'higher' }],
   'condition-main': [{ key: 'tripsPerSec', label: 'condition ping-pong, main (async) ↔ worker', unit: 'round trips/s', better: 'higher' }],
   'condition-workers': [{ key: 'tripsPerSec', label: 'condition ping-pong, worker ↔ worker', unit: 'round trips/s', better: 'higher' }],
+  'semaphore-blocking': [{ key: 'nsPerOp', label: 'semaphore, uncontended acquire+release, blocking', unit: 'ns/op', better: 'lower' }],
+  'semaphore-async': [{ key: 'nsPerOp', label: 'semaphore, uncontended async acquire (await)', unit: 'ns/op', better: 'lower' }],
+  'semaphore-contended-2': [{ key: 'opsPerSec', label: 'semaphore, 2 workers contending, blocking', unit: 'ops/s', better: 'higher' }],
+  'semaphore-contended-4': [{ key: 'opsPerSec', label: 'semaphore, 4 workers contending, blocking', unit: 'ops/s', better: 'higher' }],
   fairness: [
     { key: 'mainPerSec', label: 'fairness: main acquisitions', unit: '/s', better: 'higher' },
     { key: 'mainShare', label: 'fairness: main share of all acquisitions', unit: 'fraction', better: 'higher' },
@@ -705,6 +803,14 @@ const FORMS = `What each implementation runs (f adds 1 to a plain Int32 slot):
 | multithreading | \`g = m.blockingLock(); f(); g.dispose()\`; \`cv.blockingWait(g)\` | \`g = await m.lock(); f(); g.dispose()\`; \`await cv.wait(g)\` |
 | post (native Atomics) | \`lock.lock(); f(); lock.unlock()\` | \`executeLocked(f)\` wrapped in a promise f resolves |
 
+Semaphore rows, a semaphore of 1 permit (so that the counter still checks the permits held):
+
+| | blocking | async |
+|---|---|---|
+| atomics-waitasync | \`s.acquireSync(1); f(); s.release(1)\` | \`await s.runExclusive(f)\` |
+| multithreading | \`g = s.blockingAcquire(1); f(); g.dispose()\` | \`g = await s.acquire(1); f(); g.dispose()\` |
+| post (native Atomics) | a semaphore written by hand on native \`Atomics.wait\`/\`notify\` (benchmark/semaphore-native.js) | the same with \`Atomics.waitAsync\` |
+
 Contended rows: the main thread only starts and stops the workers. Fairness: 3 workers in a blocking loop
 (Web Locks: async loops) while the main thread awaits the async form in a loop; "main share" is the main
 thread's acquisitions over all acquisitions (4 threads: 0.25 would be an even share).`;
@@ -723,6 +829,10 @@ const GOALS = [
   { caseName: 'async-contended-4', key: 'opsPerSec', impl: 'multithreading', min: 1.5, what: '4 workers contending async, throughput ÷ multithreading' },
   { caseName: 'condition-main', key: 'tripsPerSec', impl: 'multithreading', min: 1.5, what: 'condition main ↔ worker, round trips ÷ multithreading' },
   { caseName: 'condition-workers', key: 'tripsPerSec', impl: 'multithreading', min: 1.5, what: 'condition worker ↔ worker, round trips ÷ multithreading' },
+  { caseName: 'semaphore-blocking', key: 'nsPerOp', impl: 'post', max: 1.0, what: 'semaphore blocking uncontended, time ÷ hand-written native' },
+  { caseName: 'semaphore-async', key: 'nsPerOp', impl: 'post', max: 1.0, what: 'semaphore async uncontended, time ÷ hand-written native' },
+  { caseName: 'semaphore-contended-2', key: 'opsPerSec', impl: 'multithreading', min: 1.5, what: 'semaphore 2 workers contending ÷ multithreading' },
+  { caseName: 'semaphore-contended-4', key: 'opsPerSec', impl: 'multithreading', min: 1.5, what: 'semaphore 4 workers contending ÷ multithreading' },
 ];
 
 function goalRows(rows) {

@@ -52,9 +52,12 @@ const kMaxPermits = 0x7fffffff;
 const kAttach = Symbol('attach');
 // The binding's stake kind of a Semaphore (src/napi/stakes.rs).
 const kSemaphoreStake = 1;
-// The stake's Int32s: permits held, waits counted in `waiters`.
+// The stake's Int32s: permits held, waits counted in `waiters` (the two
+// the teardown reads); and the semaphore's total as the instance read it
+// when it was made (for argument checks only).
 const kHeld = 0;
 const kAnnounced = 1;
+const kTotal = 2;
 // How many times a blocking acquire re-reads the permits before it waits.
 const kSpins = 100;
 
@@ -79,15 +82,16 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     return stake;
   }
 
-  /** `n` of acquire and release: an integer from 0 to the semaphore's total. */
-  function validatePermits(semaphore, n) {
+  /**
+   * `n` of acquire and release: an integer from 0 to the semaphore's total
+   * (as the instance read it when it was made: `stake[kTotal]`).
+   */
+  function validatePermits(stake, n) {
     if (n === undefined) return 1;
+    // (The common call, first: a plain check instead of validateCount's.)
+    if (typeof n === 'number' && n >= 0 && n <= stake[kTotal] && (n | 0) === n) return n;
     validateCount(n, 'n', kMaxPermits);
-    const total = Atomics.load(semaphore.i32a, semaphore.index + 2);
-    if (n > total) {
-      throw new RangeError(`The "n" argument must be at most the semaphore's permits (${total}). Received ${n}`);
-    }
-    return n;
+    throw new RangeError(`The "n" argument must be at most the semaphore's permits (${stake[kTotal]}). Received ${n}`);
   }
 
   /**
@@ -126,6 +130,35 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (Atomics.load(i32a, index + 1) > 0) deliver(notify, i32a, index, Infinity);
   }
 
+  /**
+   * The blocking part of acquireSync(): spin a little, then announce the
+   * wait in `waiters`, wait on the permits seen, leave, and take if enough
+   * are free; false once `ms` have passed.
+   */
+  function acquireSlow(i32a, index, stake, n, ms) {
+    for (let i = 0; i < kSpins; i++) {
+      if (take(i32a, index, stake, n)) return true;
+    }
+    if (ms === 0) return false;
+    const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+    for (;;) {
+      Atomics.add(i32a, index + 1, 1);
+      stake[kAnnounced]++;
+      try {
+        const seen = Atomics.load(i32a, index);
+        if (seen < n) {
+          const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
+          if (remaining <= 0) return false;
+          wait(i32a, index, seen, remaining);
+        }
+      } finally {
+        Atomics.sub(i32a, index + 1, 1);
+        stake[kAnnounced]--;
+      }
+      if (take(i32a, index, stake, n)) return true;
+    }
+  }
+
   /** The release function of `n` permits taken through `semaphore`. */
   function releaserOf(semaphore, stake, n) {
     let given = false;
@@ -150,7 +183,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (run && typeof f !== 'function') {
       throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
     }
-    n = validatePermits(semaphore, n);
+    n = validatePermits(stake, n);
     const { timeout, signal } = validateOptions(options);
     if (signal !== undefined && signal.aborted) throw abortReason(signal);
     const { i32a, index } = semaphore;
@@ -198,7 +231,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * builds its own instance over the same slots (`Semaphore.from`).
    */
   class Semaphore {
-    #stake; // Int32Array(2): the permits this instance holds, its waits announced (see above)
+    #stake; // Int32Array(3): the permits this instance holds, its waits announced, the total (see above)
 
     /**
      * `new Semaphore(permits)` (a fresh 12-byte SharedArrayBuffer), `new
@@ -224,12 +257,14 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
       this.i32a = slot.i32a;
       /** The index of its first Int32 (the free permits) in `i32a`. */
       this.index = slot.index;
-      this.#stake = new Int32Array(new SharedArrayBuffer(8));
+      const stake = new Int32Array(new SharedArrayBuffer(12));
+      this.#stake = stake;
       if (permits !== kAttach) {
         Atomics.store(this.i32a, this.index + 2, permits);
         Atomics.store(this.i32a, this.index + 1, 0);
         Atomics.store(this.i32a, this.index, permits);
       }
+      stake[kTotal] = Atomics.load(this.i32a, this.index + 2);
       // Should this thread end holding permits, its teardown gives them back.
       stakeWatch(this.i32a, this.index, kSemaphoreStake, this.#stake, this);
     }
@@ -252,8 +287,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
 
     /** The permits the semaphore was made with. */
     get permits() {
-      stakeOf(this);
-      return Atomics.load(this.i32a, this.index + 2);
+      return stakeOf(this)[kTotal];
     }
 
     /** The permits this instance holds now. */
@@ -270,7 +304,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      */
     tryAcquire(n) {
       const stake = stakeOf(this);
-      n = validatePermits(this, n);
+      n = validatePermits(stake, n);
       return take(this.i32a, this.index, stake, n);
     }
 
@@ -285,30 +319,10 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      */
     acquireSync(n, timeout) {
       const stake = stakeOf(this);
-      n = validatePermits(this, n);
+      n = validatePermits(stake, n);
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
       const { i32a, index } = this;
-      for (let i = 0; i < kSpins; i++) {
-        if (take(i32a, index, stake, n)) return true;
-      }
-      if (ms === 0) return false;
-      const deadline = ms === Infinity ? Infinity : performance.now() + ms;
-      for (;;) {
-        Atomics.add(i32a, index + 1, 1);
-        stake[kAnnounced]++;
-        try {
-          const seen = Atomics.load(i32a, index);
-          if (seen < n) {
-            const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
-            if (remaining <= 0) return false;
-            wait(i32a, index, seen, remaining);
-          }
-        } finally {
-          Atomics.sub(i32a, index + 1, 1);
-          stake[kAnnounced]--;
-        }
-        if (take(i32a, index, stake, n)) return true;
-      }
+      return take(i32a, index, stake, n) || acquireSlow(i32a, index, stake, n, ms);
     }
 
     /**
@@ -321,7 +335,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      */
     acquireGuard(n, timeout) {
       const stake = stakeOf(this);
-      n = validatePermits(this, n);
+      n = validatePermits(stake, n);
       if (!this.acquireSync(n, timeout)) throw timeoutError(timeout);
       return releaserOf(this, stake, n);
     }
@@ -365,7 +379,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      */
     release(n) {
       const stake = stakeOf(this);
-      n = validatePermits(this, n);
+      n = validatePermits(stake, n);
       give(this.i32a, this.index, stake, n);
     }
 
