@@ -58,6 +58,8 @@ const kSemaphoreStake = 1;
 const kHeld = 0;
 const kAnnounced = 1;
 const kTotal = 2;
+// And 1 while a release's wake-up is owed (see give).
+const kOwed = 3;
 // How many times a blocking acquire re-reads the permits before it waits.
 const kSpins = 100;
 
@@ -84,14 +86,21 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
 
   /**
    * `n` of acquire and release: an integer from 0 to the semaphore's total
-   * (as the instance read it when it was made: `stake[kTotal]`).
+   * (as the instance read it when it was made: `stake[kTotal]`). Pays a
+   * wake-up a release of this instance owes first (give).
    */
-  function validatePermits(stake, n) {
-    if (n === undefined) return 1;
+  function validatePermits(semaphore, stake, n) {
+    if (stake[kOwed] !== 0) payOwed(semaphore.i32a, semaphore.index, stake);
+    if (n === undefined) {
+      if (stake[kTotal] >= 1) return 1;
+      n = 1;
+    }
     // (The common call, first: a plain check instead of validateCount's.)
     if (typeof n === 'number' && n >= 0 && n <= stake[kTotal] && (n | 0) === n) return n;
     validateCount(n, 'n', kMaxPermits);
-    throw new RangeError(`The "n" argument must be at most the semaphore's permits (${stake[kTotal]}). Received ${n}`);
+    throw new RangeError(
+      `The "n" argument${n === 1 ? ' (default 1)' : ''} must be at most the semaphore's permits (${stake[kTotal]}). Received ${n}`
+    );
   }
 
   /**
@@ -116,7 +125,10 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * Gives back `n` of the permits `stake` holds and wakes the waiters, if
    * any (core's deliver: now, or from a timer if the addon's notify
    * failed). Throws ERR_SEMAPHORE_NOT_HELD, doing nothing, if the stake
-   * holds fewer.
+   * holds fewer. Once the permits are back, a throw (out of stack, at
+   * deliver's call) leaves the wake-up owed in the stake: paid by this
+   * instance's next call (payOwed), or by the thread's teardown, which
+   * wakes the waiters whenever there are any.
    */
   function give(i32a, index, stake, n) {
     if (n > stake[kHeld]) {
@@ -127,7 +139,17 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     }
     Atomics.add(i32a, index, n);
     stake[kHeld] -= n;
-    if (Atomics.load(i32a, index + 1) > 0) deliver(notify, i32a, index, Infinity);
+    if (Atomics.load(i32a, index + 1) > 0) {
+      stake[kOwed] = 1;
+      deliver(notify, i32a, index, Infinity);
+      stake[kOwed] = 0;
+    }
+  }
+
+  /** A wake-up a release of this instance could not deliver (give): now. */
+  function payOwed(i32a, index, stake) {
+    deliver(notify, i32a, index, Infinity);
+    stake[kOwed] = 0;
   }
 
   /**
@@ -161,13 +183,14 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
 
   /** The release function of `n` permits taken through `semaphore`. */
   function releaserOf(semaphore, stake, n) {
-    let given = false;
+    let before = 0; // what the stake held when the release started
     return makeReleaser(
       () => {
+        before = stake[kHeld];
         give(semaphore.i32a, semaphore.index, stake, n);
-        given = true;
       },
-      () => !given,
+      // A release that threw gave nothing back unless the stake went down.
+      () => stake[kHeld] === before,
       { permits: n }
     );
   }
@@ -183,7 +206,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (run && typeof f !== 'function') {
       throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
     }
-    n = validatePermits(stake, n);
+    n = validatePermits(semaphore, stake, n);
     const { timeout, signal } = validateOptions(options);
     if (signal !== undefined && signal.aborted) throw abortReason(signal);
     const { i32a, index } = semaphore;
@@ -214,14 +237,30 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
         waiting.end();
       }
     }
-    if (!run) return releaserOf(semaphore, stake, n);
+    if (!run) {
+      try {
+        return releaserOf(semaphore, stake, n);
+      } catch (error) {
+        give(i32a, index, stake, n); // no release function: nobody else could give them back
+        throw error;
+      }
+    }
     try {
       const result = f();
       // Possibly a promise or thenable: hold the permits until it settles.
       if (result !== null && (typeof result === 'object' || typeof result === 'function')) return await result;
       return result;
     } finally {
-      give(i32a, index, stake, n);
+      const before = stake[kHeld];
+      try {
+        give(i32a, index, stake, n);
+      } catch (error) {
+        if (stake[kHeld] !== before) throw error; // given back; its wake-up is owed (see give)
+        // Still held: out of stack before anything changed (f returned near
+        // the limit). Once more from the bottom of the stack.
+        await undefined;
+        give(i32a, index, stake, n);
+      }
     }
   }
 
@@ -231,7 +270,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * builds its own instance over the same slots (`Semaphore.from`).
    */
   class Semaphore {
-    #stake; // Int32Array(3): the permits this instance holds, its waits announced, the total (see above)
+    #stake; // Int32Array(4): permits held, waits announced, the total, a wake-up owed (see above)
 
     /**
      * `new Semaphore(permits)` (a fresh 12-byte SharedArrayBuffer), `new
@@ -257,7 +296,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
       this.i32a = slot.i32a;
       /** The index of its first Int32 (the free permits) in `i32a`. */
       this.index = slot.index;
-      const stake = new Int32Array(new SharedArrayBuffer(12));
+      const stake = new Int32Array(new SharedArrayBuffer(16));
       this.#stake = stake;
       if (permits !== kAttach) {
         Atomics.store(this.i32a, this.index + 2, permits);
@@ -304,7 +343,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      */
     tryAcquire(n) {
       const stake = stakeOf(this);
-      n = validatePermits(stake, n);
+      n = validatePermits(this, stake, n);
       return take(this.i32a, this.index, stake, n);
     }
 
@@ -319,7 +358,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      */
     acquireSync(n, timeout) {
       const stake = stakeOf(this);
-      n = validatePermits(stake, n);
+      n = validatePermits(this, stake, n);
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
       const { i32a, index } = this;
       return take(i32a, index, stake, n) || acquireSlow(i32a, index, stake, n, ms);
@@ -335,7 +374,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      */
     acquireGuard(n, timeout) {
       const stake = stakeOf(this);
-      n = validatePermits(stake, n);
+      n = validatePermits(this, stake, n);
       if (!this.acquireSync(n, timeout)) throw timeoutError(timeout);
       return releaserOf(this, stake, n);
     }
@@ -379,7 +418,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      */
     release(n) {
       const stake = stakeOf(this);
-      n = validatePermits(stake, n);
+      n = validatePermits(this, stake, n);
       give(this.i32a, this.index, stake, n);
     }
 

@@ -38,7 +38,10 @@ use crate::sync::{fence, AtomicI32};
 /// `permits` and `waiters` words these are, with `announced` of its waits
 /// counted in `waiters` (waits it never left: it was stopped in them):
 /// takes those out of `waiters` and gives the permits back. Returns whether
-/// threads may be waiting (the caller then wakes them all).
+/// threads may be waiting: the caller then wakes them all, also when the
+/// thread held nothing, for it may have ended between a release's add and
+/// its notify (a call, where a worker can be stopped), or with that
+/// wake-up owed (the release ran out of stack).
 pub fn release_dead_permits(
   permits: &AtomicI32,
   waiters: &AtomicI32,
@@ -48,10 +51,9 @@ pub fn release_dead_permits(
   if announced > 0 {
     waiters.fetch_sub(announced, SeqCst);
   }
-  if held <= 0 {
-    return false; // (nothing held; a negative count is never written)
+  if held > 0 {
+    permits.fetch_add(held, SeqCst);
   }
-  permits.fetch_add(held, SeqCst);
   // The add and the load are the two halves of a store-buffering pair
   // with a waiter's (add to `waiters`, load `permits`): SeqCst makes it
   // safe; the fence says so to loom, which models SeqCst accesses as

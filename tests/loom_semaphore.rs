@@ -48,6 +48,8 @@ enum Mutation {
   UncheckedTake,
   /// The dead holder's teardown gives the permits back but wakes nobody.
   DeadReleaseWithoutWake,
+  /// The teardown wakes the waiters only if the thread held permits.
+  DeadWakesOnlyIfHeld,
 }
 
 /// The semaphore's words, and the registry's queue on `permits`.
@@ -178,11 +180,23 @@ impl Semaphore {
   /// then every waiter is woken.
   fn release_dead(&self, stake: i32) {
     self.held.fetch_sub(stake, SeqCst);
+    if self.mutation == Mutation::DeadWakesOnlyIfHeld && stake <= 0 {
+      return;
+    }
     if stake::release_dead_permits(&self.permits, &self.waiters, stake, 0)
       && self.mutation != Mutation::DeadReleaseWithoutWake
     {
       self.wake_all();
     }
+  }
+
+  /// lib/semaphore.js `give`, stopped after the add (the thread is
+  /// terminated at the call that would deliver the wake-up): its stake
+  /// says it holds nothing, and the teardown runs.
+  fn give_then_die(&self, n: i32) {
+    self.held.fetch_sub(n, SeqCst);
+    self.permits.fetch_add(n, SeqCst);
+    self.release_dead(0);
   }
 }
 
@@ -244,6 +258,40 @@ fn holder_dies(mutation: Mutation) {
   });
 }
 
+/// A semaphore of 1 whose holder gives it back and ends before the notify:
+/// the teardown wakes the waiter all the same.
+fn holder_dies_mid_release(mutation: Mutation) {
+  let mut model = loom::model::Builder::new();
+  model.preemption_bound = Some(3);
+  model.check(move || {
+    let semaphore = Semaphore::new(1, mutation);
+    assert!(semaphore.take(1));
+    let holder = {
+      let semaphore = semaphore.clone();
+      thread::spawn(move || semaphore.give_then_die(1))
+    };
+    let waiter = {
+      let semaphore = semaphore.clone();
+      thread::spawn(move || {
+        semaphore.acquire(1);
+        semaphore.give(1);
+      })
+    };
+    holder.join().unwrap();
+    waiter.join().unwrap();
+    assert_eq!(
+      semaphore.permits.load(SeqCst),
+      1,
+      "the permit is free at the end"
+    );
+  });
+}
+
+#[test]
+fn a_holder_that_dies_mid_release_still_wakes_the_waiter() {
+  holder_dies_mid_release(Mutation::None);
+}
+
 #[test]
 fn weighted_waiters_all_get_their_permits() {
   weighted_waiters(Mutation::None);
@@ -270,12 +318,15 @@ fn mutated_model() {
     Mutation::AnnounceLate,
     Mutation::UncheckedTake,
     Mutation::DeadReleaseWithoutWake,
+    Mutation::DeadWakesOnlyIfHeld,
   ]
   .into_iter()
   .find(|m| format!("{m:?}") == name)
   .expect("a known mutation");
   if mutation == Mutation::DeadReleaseWithoutWake {
     holder_dies(mutation);
+  } else if mutation == Mutation::DeadWakesOnlyIfHeld {
+    holder_dies_mid_release(mutation);
   } else {
     weighted_waiters(mutation);
   }
@@ -335,6 +386,11 @@ fn mutation_an_unchecked_take_holds_more_than_there_is() {
     Mutation::UncheckedTake,
     "more permits held than the semaphore has",
   );
+}
+
+#[test]
+fn mutation_a_teardown_that_wakes_only_for_held_permits_strands_the_waiter() {
+  fails_with(Mutation::DeadWakesOnlyIfHeld, "deadlock");
 }
 
 #[test]

@@ -74,6 +74,9 @@ describe('Semaphore', function () {
       assert.throws(() => call(3), { name: 'RangeError', message: /"n" argument must be at most the semaphore's permits \(2\)/ });
     }
     assert.throws(() => semaphore.acquireSync(1, -1), { name: 'RangeError', message: /"timeout"/ });
+    const none = new Semaphore(0);
+    assert.throws(() => none.acquireSync(), { name: 'RangeError', message: /"n" argument \(default 1\) must be at most the semaphore's permits \(0\)/ });
+    await assert.rejects(none.acquire(), { name: 'RangeError', message: /"n"/ });
     await assert.rejects(semaphore.acquire(3), { name: 'RangeError', message: /"n"/ });
     await assert.rejects(semaphore.acquire(1, null), { name: 'TypeError', message: /"options"/ });
     await assert.rejects(semaphore.acquire(1, { timeout: 'x' }), { name: 'TypeError', message: /"options.timeout"/ });
@@ -207,6 +210,84 @@ describe('Semaphore', function () {
       assert.deepStrictEqual([semaphore.available, announced(semaphore), queued(semaphore)], [3, 0, 0]);
     });
   }
+
+  it('a worker terminated in the middle of a release (its permits back, its notify not yet made) still wakes the waiter', async () => {
+    // The worker's release stops right after its add: Atomics.load of the
+    // waiters word, its next step, blocks (patched here to stand for the
+    // moment the thread is stopped at); then it is terminated.
+    const semaphore = new Semaphore(1);
+    const w = worker(
+      `(semaphore, data, wd, port) => {
+        semaphore.acquireSync(1);
+        port.postMessage('held');
+        port.once('message', () => {
+          const load = Atomics.load;
+          Atomics.load = (array, index) => {
+            if (array === semaphore.i32a && index === semaphore.index + 1) {
+              port.postMessage('stopped');
+              Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+            }
+            return load(array, index);
+          };
+          semaphore.release(1);
+        });
+      }`,
+      { semaphore }
+    );
+    assert.strictEqual(await w.next(), 'held');
+    const controller = makeAbortController();
+    const mine = semaphore.acquire(1, { signal: controller.signal });
+    await until(() => queued(semaphore) === 1, 'the main thread to wait');
+    w.postMessage('release');
+    assert.strictEqual(await w.next(), 'stopped');
+    assert.strictEqual(semaphore.available, 1, 'the permit is back');
+    assert.strictEqual(queued(semaphore), 1, 'its waiter not woken yet');
+    await w.terminate();
+    // Woken by the worker's teardown (a bound on the wait: the test fails, not hangs).
+    const bound = setTimeout(() => controller.abort(new Error('the waiter was never woken')), 10000);
+    const release = await mine;
+    clearTimeout(bound);
+    release();
+    assert.deepStrictEqual([semaphore.available, announced(semaphore), queued(semaphore)], [1, 0, 0]);
+  });
+
+  it('a release that runs out of stack after giving its permits back owes the wake-up, and the instance pays it at its next call', async function () {
+    const semaphore = new Semaphore(2);
+    semaphore.tryAcquire(2);
+    let woken = false;
+    const other = Semaphore.from(semaphore)
+      .acquire(2)
+      .then((release) => {
+        woken = true;
+        release();
+      });
+    await until(() => queued(semaphore) === 1, 'the other instance to wait');
+    // Tries release(2) at every depth as the stack unwinds from its limit:
+    // the first that changes anything is the one to look at.
+    let outcome = null;
+    (function probe() {
+      try {
+        probe();
+      } catch (_) {}
+      if (outcome !== null) return;
+      try {
+        semaphore.release(2);
+        outcome = 'released';
+      } catch (error) {
+        if (semaphore.held === 0) outcome = error;
+      }
+    })();
+    if (outcome === 'released') this.skip(); // (no depth threw between the add and the notify here)
+    assert.ok(outcome instanceof RangeError, String(outcome));
+    assert.deepStrictEqual([semaphore.available, semaphore.held], [2, 0], 'the permits are back');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.strictEqual(woken, false, 'its wake-up is owed');
+    assert.throws(() => semaphore.release(2), { code: 'ERR_SEMAPHORE_NOT_HELD' }, 'a retry gives nothing back twice');
+    assert.strictEqual(semaphore.tryAcquire(0), true); // any call pays what is owed
+    await until(() => woken, 'the other instance to be woken');
+    await other;
+    assert.deepStrictEqual([semaphore.available, announced(semaphore), queued(semaphore)], [2, 0, 0]);
+  });
 
   it('permits held through an instance that was collected come back when its thread ends', () => {
     // In a child process with --expose-gc: a worker takes a permit through

@@ -67,17 +67,23 @@ pub fn stake_watch(
   js: Js,
   [array, index, kind, cell_array, instance]: [sys::napi_value; 5],
 ) -> NResult<sys::napi_value> {
-  let index = js.f64(index)?;
-  let kind = match js.i32(kind)? {
-    1 => Kind::Semaphore,
-    other => return Err(Failure::Range(format!("kind {other} is not a stake kind"))),
+  let index = js
+    .f64(index)
+    .map_err(|_| Failure::Type("index must be a number".into()))?;
+  let kind = match js.i32(kind) {
+    Ok(1) => Kind::Semaphore,
+    _ => return Err(Failure::Type("kind must be 1 (a Semaphore)".into())),
   };
   let word = locate(js, array, index)?;
   // The Semaphore's second word must be in the array too.
-  let next = locate(js, array, index + 1.0)?;
-  let cell = locate(js, cell_array, 0.0)?;
-  // The Semaphore's stake is two Int32s: permits held, waits announced.
-  locate(js, cell_array, 1.0)?;
+  let next = locate(js, array, index + 1.0)
+    .map_err(|_| Failure::Range("index must leave room for the Semaphore's words".into()))?;
+  // The stake: permits held, waits announced (and more the teardown does
+  // not read), its own SharedArrayBuffer's Int32s.
+  let short =
+    |_| Failure::Type("stake must be an Int32Array of 2 or more over a SharedArrayBuffer".into());
+  let cell = locate(js, cell_array, 0.0).map_err(short)?;
+  locate(js, cell_array, 1.0).map_err(short)?;
   if word.element != memory::Element::Int32 || cell.element != memory::Element::Int32 {
     return Err(Failure::Type("typedArray must be an Int32Array".into()));
   }
