@@ -51,7 +51,12 @@ const Condition = createCondition({
 });
 
 // A count down to zero, through the same triple.
-const Latch = createLatch({ wait: atomics.wait, waitAsync: atomics.waitAsync, notify: atomics.notify });
+const Latch = createLatch({
+  wait: atomics.wait,
+  waitAsync: atomics.waitAsync,
+  notify: atomics.notify,
+  stakeWatch: binding.stakeWatch,
+});
 
 // Permits taken and given back n at a time; what a thread holds when it
 // ends comes back (the binding's stakeWatch).

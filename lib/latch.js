@@ -16,7 +16,11 @@
 //
 // A latch has no holder: a thread that ends before it counts down never
 // does, and the latch stays above zero (wait with a timeout or a signal
-// where a worker may die first); a waiter that ends leaves the queue.
+// where a worker may die first); a waiter that ends leaves the queue. A
+// thread stopped between the count-down that reached zero and its notify
+// (a call, where a worker can be stopped) still wakes the waiters: each
+// instance's stake says so, and the thread's teardown (the binding's
+// stakeWatch) delivers it.
 
 const { performance } = require('perf_hooks');
 const { describe } = require('./describe');
@@ -35,19 +39,32 @@ const {
 
 // The largest count a latch can start from.
 const kMaxCount = 0x7fffffff;
+// The binding's stake kind of a Latch (src/napi/stakes.rs), and the
+// stake's Int32 that says a wake-up is owed.
+const kLatchStake = 2;
+const kOwed = 0;
 // The constructor's first argument when from() attaches (writes nothing).
 const kAttach = Symbol('attach');
 
 /** Creates the Latch class over the package's `{ wait, waitAsync, notify }`. */
-function createLatch({ wait, waitAsync, notify }) {
+function createLatch({ wait, waitAsync, notify, stakeWatch }) {
   const env = waitEnv({ waitAsync, notify });
-  let isLatch;
+  let stakeIfLatch;
 
-  /** `this` must be a Latch of this factory (not a posted copy). */
+  /**
+   * `this` must be a Latch of this factory (not a posted copy); pays a
+   * wake-up a count-down of this instance owes first (see countDown).
+   */
   function checkThis(latch) {
-    if (!isLatch(latch)) {
+    const stake = stakeIfLatch(latch);
+    if (stake === undefined) {
       throw new TypeError(`The "this" value must be a Latch (use Latch.from() for a posted one). Received ${describe(latch)}`);
     }
+    if (stake[kOwed] !== 0) {
+      deliver(notify, latch.i32a, latch.index, Infinity);
+      stake[kOwed] = 0;
+    }
+    return stake;
   }
 
   /**
@@ -56,7 +73,7 @@ function createLatch({ wait, waitAsync, notify }) {
    * (`Latch.from`).
    */
   class Latch {
-    #brand;
+    #stake; // Int32Array(2): [kOwed] 1 while a count-down to zero has not notified (see countDown)
 
     /**
      * `new Latch(count)` (a fresh 4-byte SharedArrayBuffer), `new
@@ -70,6 +87,9 @@ function createLatch({ wait, waitAsync, notify }) {
      * @param {number} [index=0]
      */
     constructor(count, sab, index) {
+      if (typeof stakeWatch !== 'function') {
+        throw new Error('atomics-waitasync: the loaded binary has no stakeWatch: Latch needs a binary of this version (npx atomics-waitasync-build)');
+      }
       if (count !== kAttach) validateCount(count, 'count', kMaxCount);
       const slot = int32Slot(sab, index, 0, 4);
       /** The SharedArrayBuffer. */
@@ -78,7 +98,9 @@ function createLatch({ wait, waitAsync, notify }) {
       this.i32a = slot.i32a;
       /** Its index in `i32a`. */
       this.index = slot.index;
-      this.#brand = true;
+      this.#stake = new Int32Array(new SharedArrayBuffer(8));
+      // Should this thread end owing a wake-up, its teardown delivers it.
+      stakeWatch(this.i32a, this.index, kLatchStake, this.#stake, this);
       if (count !== kAttach) Atomics.store(this.i32a, this.index, count);
     }
 
@@ -111,7 +133,7 @@ function createLatch({ wait, waitAsync, notify }) {
      * @returns {number}
      */
     countDown(n) {
-      checkThis(this);
+      const stake = checkThis(this);
       const by = n === undefined ? 1 : validateCount(n, 'n', kMaxCount);
       const { i32a, index } = this;
       let seen = Atomics.load(i32a, index);
@@ -126,13 +148,23 @@ function createLatch({ wait, waitAsync, notify }) {
           );
         }
         if (by === 0) return seen;
+        // The count-down that reaches zero owes every waiter a wake-up
+        // from its compareExchange on: said in the stake (no call between
+        // the two), so that the thread's teardown delivers it should the
+        // thread be stopped at deliver's call, and this instance's next
+        // call should deliver run out of stack.
+        const last = seen === by;
+        if (last) stake[kOwed] = 1;
         const was = Atomics.compareExchange(i32a, index, seen, seen - by);
         if (was === seen) break;
+        if (last) stake[kOwed] = 0;
         seen = was;
       }
-      // The count is 0 from here on: its wake-up must get out whatever
-      // happens (core's deliver: now, or from a timer).
-      if (seen === by) deliver(notify, i32a, index, Infinity);
+      if (seen === by) {
+        // Now, or from a timer should the addon's notify fail (core's deliver).
+        deliver(notify, i32a, index, Infinity);
+        stake[kOwed] = 0;
+      }
       return seen - by;
     }
 
@@ -217,16 +249,16 @@ function createLatch({ wait, waitAsync, notify }) {
       return this.wait(timeout);
     }
 
-    static isLatch(value) {
+    static stakeIfLatch(value) {
       try {
-        return value.#brand === true;
+        return value.#stake;
       } catch (_) {
-        return false;
+        return undefined;
       }
     }
   }
-  isLatch = Latch.isLatch;
-  delete Latch.isLatch;
+  stakeIfLatch = Latch.stakeIfLatch;
+  delete Latch.stakeIfLatch;
 
   /** The bytes of SharedArrayBuffer a latch takes. */
   Latch.BYTES = 4;

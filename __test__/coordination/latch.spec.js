@@ -244,6 +244,46 @@ describe('Latch', function () {
     assert.strictEqual(queued(latch), 0);
   });
 
+  it('a worker stopped right after the count-down that reached zero, before its notify, still wakes the waiters', async () => {
+    // The worker's compareExchange to 0 blocks once done (patched here to
+    // stand for the moment the thread is stopped at); then it is terminated.
+    const latch = new Latch(1);
+    const w = worker(
+      `(latch, data, wd, port) => {
+        const cas = Atomics.compareExchange;
+        Atomics.compareExchange = (array, index, expected, replacement) => {
+          const was = cas(array, index, expected, replacement);
+          if (array === latch.i32a && index === latch.index && was === expected && replacement === 0) {
+            port.postMessage('stopped');
+            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+          }
+          return was;
+        };
+        latch.countDown();
+      }`,
+      { latch }
+    );
+    const controller = makeAbortController();
+    const mine = latch.waitAsync({ signal: controller.signal });
+    await until(() => queued(latch) === 1, 'the main thread to wait');
+    const stopped = new Promise((resolve) => w.once('message', resolve));
+    assert.strictEqual(await stopped, 'stopped');
+    assert.strictEqual(latch.count, 0);
+    assert.strictEqual(queued(latch), 1, 'its waiter not woken yet');
+    await w.terminate();
+    // A bound on the wait, so that the test fails rather than hangs (an
+    // abort once the count is 0 resolves true: the flag tells).
+    let gaveUp = false;
+    const bound = setTimeout(() => {
+      gaveUp = true;
+      controller.abort(new Error('the waiter was never woken'));
+    }, 10000);
+    assert.strictEqual(await mine, true);
+    clearTimeout(bound);
+    assert.strictEqual(gaveUp, false, 'the waiter was never woken by the teardown');
+    assert.strictEqual(queued(latch), 0);
+  });
+
   it('arriveAndWait counts down and waits: N workers meet, none going on before the last arrived', async () => {
     const n = 4;
     const latch = new Latch(n);

@@ -1,7 +1,7 @@
 //! The stakes of an env's primitive instances (`crate::stake`): what each
 //! holds of a primitive whose word counts its holders (a Semaphore's
-//! permits), given back by the env's teardown if the thread ends holding
-//! it.
+//! permits), or owes its waiters (a Latch's wake-up at zero), given back
+//! or delivered by the env's teardown if the thread ends with it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -22,6 +22,9 @@ use crate::stake;
 enum Kind {
   /// A Semaphore: the word is its `permits`, the next Int32 its `waiters`.
   Semaphore = 1,
+  /// A Latch: the word is its count; the stake's first Int32 says a
+  /// count-down that reached zero may not have woken the waiters yet.
+  Latch = 2,
 }
 
 /// One watched instance's stake.
@@ -72,12 +75,20 @@ pub fn stake_watch(
     .map_err(|_| Failure::Type("index must be a number".into()))?;
   let kind = match js.i32(kind) {
     Ok(1) => Kind::Semaphore,
-    _ => return Err(Failure::Type("kind must be 1 (a Semaphore)".into())),
+    Ok(2) => Kind::Latch,
+    _ => {
+      return Err(Failure::Type(
+        "kind must be 1 (a Semaphore) or 2 (a Latch)".into(),
+      ))
+    }
   };
   let word = locate(js, array, index)?;
-  // The Semaphore's second word must be in the array too.
-  let next = locate(js, array, index + 1.0)
-    .map_err(|_| Failure::Range("index must leave room for the Semaphore's words".into()))?;
+  if kind == Kind::Semaphore {
+    // The Semaphore's second word must be in the array too.
+    let next = locate(js, array, index + 1.0)
+      .map_err(|_| Failure::Range("index must leave room for the Semaphore's words".into()))?;
+    debug_assert_eq!(next.key, word.key + 4);
+  }
   // The stake: permits held, waits announced (and more the teardown does
   // not read), its own SharedArrayBuffer's Int32s.
   let short =
@@ -87,7 +98,6 @@ pub fn stake_watch(
   if word.element != memory::Element::Int32 || cell.element != memory::Element::Int32 {
     return Err(Failure::Type("typedArray must be an Int32Array".into()));
   }
-  debug_assert_eq!(next.key, word.key + 4);
   if !js.is_object(instance)? {
     return Err(Failure::Type("instance must be an object".into()));
   }
@@ -184,12 +194,16 @@ pub fn release_stakes(js: Js, watch: &Watch) {
     // Int32Array elements of them (`locate`d at watch).
     // SAFETY: the stake's two Int32s, in its held buffer.
     let (held, announced) = unsafe { memory::stake_at(entry.cell) };
-    // SAFETY: the word, in its held buffer.
-    let word = unsafe { memory::watched_word(entry.word) };
-    // SAFETY: the Int32 after it, in the same held buffer.
-    let next = unsafe { memory::watched_word(entry.word + 4) };
     let wake = match entry.kind {
-      Kind::Semaphore => stake::release_dead_permits(word, next, held, announced),
+      Kind::Semaphore => {
+        // SAFETY: the word, in its held buffer.
+        let word = unsafe { memory::watched_word(entry.word) };
+        // SAFETY: the Int32 after it, in the same held buffer.
+        let next = unsafe { memory::watched_word(entry.word + 4) };
+        stake::release_dead_permits(word, next, held, announced)
+      }
+      // A count-down that reached zero and may not have notified.
+      Kind::Latch => held != 0,
     };
     if wake && matches!(wake_lock_waiter(entry.word, usize::MAX, |_| {}), Woke::Owed) {
       pass_on([entry.word]);
