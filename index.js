@@ -48,6 +48,7 @@ const Condition = createCondition({
   waitAsync: atomics.waitAsync,
   notify: atomics.notify,
   AsyncLock,
+  stakeWatch: binding.stakeWatch,
 });
 
 // A count down to zero, through the same triple.

@@ -24,19 +24,33 @@
 // (handed to the factory), as AsyncLock does.
 
 const { describe } = require('./describe');
-const { codedError, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason } = require('./core');
+const { codedError, deliver, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason } = require('./core');
 const { heldStateReader } = require('./async-lock');
+
+// The binding's stake kind of a wake-up owed to every waiter of the word
+// (src/napi/stakes.rs), and the stake's Int32 that says it is.
+const kOwedStake = 2;
+const kOwed = 0;
 
 /**
  * Creates the Condition class over the package's `{ wait, waitAsync,
  * notify }` and its AsyncLock class.
  */
-function createCondition({ wait, waitAsync, notify, AsyncLock }) {
-  /** `this` must be a Condition of this factory (not a posted copy). */
+function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
+  /**
+   * `this` must be a Condition of this factory (not a posted copy); pays a
+   * wake-up a notify of this instance owes first (see notify).
+   */
   function checkThis(condition) {
-    if (!isCondition(condition)) {
+    const stake = stakeIfCondition(condition);
+    if (stake === undefined) {
       throw new TypeError(`The "this" value must be a Condition (use Condition.from() for a posted one). Received ${describe(condition)}`);
     }
+    if (stake[kOwed] !== 0) {
+      deliver(notify, condition.i32a, condition.index, Infinity);
+      stake[kOwed] = 0;
+    }
+    return stake;
   }
 
   // An instance's `{ held, abandoned }`, read through the lock's own
@@ -105,7 +119,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
     return count;
   }
 
-  let isCondition;
+  let stakeIfCondition;
 
   /**
    * A condition variable in one Int32 slot of a SharedArrayBuffer, used
@@ -113,7 +127,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
    * slot (`Condition.from`).
    */
   class Condition {
-    #brand;
+    #stake; // Int32Array(2): [kOwed] 1 while a notify has moved the slot on but not returned (see notify)
 
     /**
      * `new Condition()` (a fresh 4-byte SharedArrayBuffer), `new
@@ -124,6 +138,9 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
      * @param {number} [index=0]
      */
     constructor(sab, index) {
+      if (typeof stakeWatch !== 'function') {
+        throw new Error('atomics-waitasync: the loaded binary has no stakeWatch: Condition needs a binary of this version (npx atomics-waitasync-build)');
+      }
       const slot = int32Slot(sab, index, 0, 4);
       /** The SharedArrayBuffer. */
       this.sab = slot.sab;
@@ -131,7 +148,9 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
       this.i32a = slot.i32a;
       /** Its index in `i32a`. */
       this.index = slot.index;
-      this.#brand = true;
+      this.#stake = new Int32Array(new SharedArrayBuffer(8));
+      // Should this thread end owing a wake-up, its teardown delivers it.
+      stakeWatch(this.i32a, this.index, kOwedStake, this.#stake, this);
     }
 
     /**
@@ -244,10 +263,18 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
      * @returns {number}
      */
     notify(count) {
-      checkThis(this);
+      const stake = checkThis(this);
       const n = count === undefined ? 1 : validateCount(count);
+      // From the add on, the waiters are owed a wake-up: said in the stake
+      // first (no call between the two), so that the thread's teardown
+      // wakes them all (spurious wake-ups are allowed) should the thread be
+      // stopped at notify's call, and this instance's next call should
+      // notify run out of stack.
+      stake[kOwed] = 1;
       Atomics.add(this.i32a, this.index, 1);
-      return notify(this.i32a, this.index, n);
+      const woke = notify(this.i32a, this.index, n);
+      stake[kOwed] = 0;
+      return woke;
     }
 
     /** Wakes every thread waiting on this condition; returns how many. */
@@ -256,16 +283,16 @@ function createCondition({ wait, waitAsync, notify, AsyncLock }) {
       return this.notify(Infinity);
     }
 
-    static isCondition(value) {
+    static stakeIfCondition(value) {
       try {
-        return value.#brand === true;
+        return value.#stake;
       } catch (_) {
-        return false;
+        return undefined;
       }
     }
   }
-  isCondition = Condition.isCondition;
-  delete Condition.isCondition;
+  stakeIfCondition = Condition.stakeIfCondition;
+  delete Condition.stakeIfCondition;
 
   /** The bytes of SharedArrayBuffer a condition takes. */
   Condition.BYTES = 4;

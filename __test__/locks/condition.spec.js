@@ -248,6 +248,46 @@ describe('Condition', function () {
     assert.strictEqual(cond.notify(), 0);
   });
 
+  it('a worker stopped in notify(), after moving the slot on and before waking anyone, still wakes the waiters', async () => {
+    // The worker's Atomics.add on the condition's slot blocks once done
+    // (patched here to stand for the moment the thread is stopped at);
+    // then it is terminated.
+    const lock = new AsyncLock();
+    const cond = new Condition();
+    const w = worker(
+      `(lock, cond, data, wd, port) => {
+        const add = Atomics.add;
+        Atomics.add = (array, index, value) => {
+          const was = add(array, index, value);
+          if (array === cond.i32a && index === cond.index) {
+            port.postMessage('stopped');
+            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+          }
+          return was;
+        };
+        port.once('message', () => cond.notify());
+      }`,
+      { lock, cond }
+    );
+    let ready = false;
+    let woken = false;
+    const waiting = lock.executeLocked(async () => {
+      ready = true;
+      while (!ready || !woken) {
+        await cond.waitAsync(lock);
+        woken = true;
+      }
+    });
+    await until(() => waitersForTesting(cond.i32a, 0).registry === 1, 'the main thread to wait');
+    w.postMessage('notify');
+    assert.strictEqual(await w.next(), 'stopped');
+    assert.strictEqual(waitersForTesting(cond.i32a, 0).registry, 1, 'not woken yet');
+    await w.terminate();
+    await until(() => woken, 'the teardown to wake the waiter');
+    await waiting;
+    assert.strictEqual(lock.isLocked(), false);
+  });
+
   it('a waiter whose lock was abandoned meanwhile re-takes it and is told', async () => {
     const lock = new AsyncLock();
     const cond = new Condition();

@@ -1,6 +1,7 @@
 //! The stakes of an env's primitive instances (`crate::stake`): what each
 //! holds of a primitive whose word counts its holders (a Semaphore's
-//! permits), or owes its waiters (a Latch's wake-up at zero), given back
+//! permits), or owes its waiters (a Latch's wake-up at zero, a Condition's
+//! notify), given back
 //! or delivered by the env's teardown if the thread ends with it.
 
 use std::cell::RefCell;
@@ -22,9 +23,10 @@ use crate::stake;
 enum Kind {
   /// A Semaphore: the word is its `permits`, the next Int32 its `waiters`.
   Semaphore = 1,
-  /// A Latch: the word is its count; the stake's first Int32 says a
-  /// count-down that reached zero may not have woken the waiters yet.
-  Latch = 2,
+  /// A wake-up owed to every waiter of the word: the stake's first Int32
+  /// says that a Latch's count-down that reached zero, or a Condition's
+  /// notify, may not have woken the waiters yet.
+  Owed = 2,
 }
 
 /// One watched instance's stake.
@@ -75,10 +77,10 @@ pub fn stake_watch(
     .map_err(|_| Failure::Type("index must be a number".into()))?;
   let kind = match js.i32(kind) {
     Ok(1) => Kind::Semaphore,
-    Ok(2) => Kind::Latch,
+    Ok(2) => Kind::Owed,
     _ => {
       return Err(Failure::Type(
-        "kind must be 1 (a Semaphore) or 2 (a Latch)".into(),
+        "kind must be 1 (a Semaphore) or 2 (a wake-up owed)".into(),
       ))
     }
   };
@@ -202,8 +204,8 @@ pub fn release_stakes(js: Js, watch: &Watch) {
         let next = unsafe { memory::watched_word(entry.word + 4) };
         stake::release_dead_permits(word, next, held, announced)
       }
-      // A count-down that reached zero and may not have notified.
-      Kind::Latch => held != 0,
+      // A count-down to zero or a notify that may not have woken them.
+      Kind::Owed => held != 0,
     };
     if wake && matches!(wake_lock_waiter(entry.word, usize::MAX, |_| {}), Woke::Owed) {
       pass_on([entry.word]);
