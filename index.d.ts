@@ -359,6 +359,68 @@ export class Semaphore {
   release(n?: number): void;
 }
 
+/** A barrier's async wait bounds: as `AsyncLockOptions`. */
+export type BarrierOptions = AsyncLockOptions;
+
+/**
+ * N parties meet, then all go on, generation after generation (Java's
+ * CyclicBarrier), in three Int32s of a SharedArrayBuffer: `arriveAndWait()`
+ * blocks (workers, Node's main thread), `arriveAndWaitAsync()` never does. A
+ * party that times out, aborts or ends while it waits breaks the generation:
+ * every other party gets `ERR_BARRIER_BROKEN`, and so does every arrival
+ * until `reset()`. Each thread builds its own instance over the same slots
+ * (`Barrier.from`).
+ */
+export class Barrier {
+  /** The bytes of SharedArrayBuffer a barrier takes (three Int32s). */
+  static readonly BYTES: 12;
+  /**
+   * A new instance over the slots of a posted one (`{ sab, i32a, index }`);
+   * writes nothing.
+   *
+   * @throws {TypeError} `value` has neither `i32a` nor `sab`.
+   */
+  static from(value: AsyncLockSource): Barrier;
+  /**
+   * `new Barrier(parties)` (a fresh 12-byte SharedArrayBuffer),
+   * `new Barrier(parties, sab)`, `new Barrier(parties, sab, index)`,
+   * `new Barrier(parties, int32Array, index)` (three Int32s from `index`):
+   * writes a fresh barrier.
+   *
+   * @throws {TypeError} `parties` is not a number; `sab` is not a SharedArrayBuffer or an Int32Array over one.
+   * @throws {RangeError} `parties` is not an integer from 1 to 65535; `index` leaves no room for three Int32s.
+   */
+  constructor(parties: number, sab?: SharedArrayBuffer | Int32Array, index?: number);
+
+  readonly sab: SharedArrayBuffer;
+  readonly i32a: Int32Array;
+  readonly index: number;
+  /** The parties it was made for. */
+  readonly parties: number;
+  /** How many parties wait in the current generation now (a snapshot). */
+  readonly waiting: number;
+  /** Whether it is broken (until `reset()`). */
+  readonly broken: boolean;
+
+  /**
+   * Arrives and blocks until every party has; returns the arrival index (0
+   * first, `parties - 1` for the one that opened the generation).
+   *
+   * @throws {Error} code `'ERR_BARRIER_BROKEN'`: the barrier is or became broken.
+   * @throws {Error} code `'ERR_BARRIER_TIMEOUT'`: `timeout` ms passed (the barrier is now broken for the others).
+   */
+  arriveAndWait(timeout?: number): number;
+  /**
+   * `arriveAndWait()` without blocking: resolves with the arrival index;
+   * rejects with `ERR_BARRIER_BROKEN`, with `ERR_BARRIER_TIMEOUT` after
+   * `options.timeout` ms or with `options.signal`'s reason (both breaking the
+   * generation for the others, unless it completed first).
+   */
+  arriveAndWaitAsync(options?: BarrierOptions): Promise<number>;
+  /** Breaks the current generation (its waiting parties get `ERR_BARRIER_BROKEN`) and starts a fresh one. */
+  reset(): void;
+}
+
 /**
  * The mutex of the V8 blog post "Atomics.wait, Atomics.notify,
  * Atomics.waitAsync", in one Int32 slot of a SharedArrayBuffer, robust: a

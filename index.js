@@ -11,6 +11,7 @@ const { createAsyncLock } = require('./lib/async-lock');
 const { createCondition } = require('./lib/condition');
 const { createLatch } = require('./lib/latch');
 const { createSemaphore } = require('./lib/semaphore');
+const { createBarrier } = require('./lib/barrier');
 const { preloadInWorkers, PLAIN_PRELOAD, FORCE_PRELOAD } = require('./lib/workers');
 
 const atomics = createAtomics(binding);
@@ -68,6 +69,15 @@ const Semaphore = createSemaphore({
   stakeWatch: binding.stakeWatch,
 });
 
+// Parties that meet, generation after generation; broken for all when one
+// times out, aborts or ends while it waits.
+const Barrier = createBarrier({
+  wait: atomics.wait,
+  waitAsync: atomics.waitAsync,
+  notify: atomics.notify,
+  stakeWatch: binding.stakeWatch,
+});
+
 module.exports = {
   waitAsync: atomics.waitAsync,
   wait: atomics.wait,
@@ -84,6 +94,8 @@ module.exports = {
   Latch,
   // Permits, n at a time, robust: lib/semaphore.js.
   Semaphore,
+  // N parties meet, then all go on: lib/barrier.js.
+  Barrier,
   // Test-only (not in index.d.ts): registry and pending-waiter counts.
   waitersForTesting: atomics.waitersForTesting,
 };

@@ -34,6 +34,32 @@ use std::sync::atomic::Ordering::SeqCst;
 
 use crate::sync::{fence, AtomicI32};
 
+/// A Barrier's state word (lib/barrier.js): generation << 17 | BROKEN |
+/// arrived.
+pub const BARRIER_BROKEN: i32 = 1 << 16;
+/// Where a Barrier state's generation starts.
+pub const BARRIER_GENERATION_SHIFT: u32 = 17;
+
+/// A thread that ends while it waits at generation `generation` of the
+/// barrier whose `state` and `ended` words these are: breaks that
+/// generation if it is still the current one and not complete (BROKEN,
+/// then its bit in `ended`). Returns whether it did: the caller then wakes
+/// every waiter.
+pub fn break_dead_party(state: &AtomicI32, ended: &AtomicI32, generation: u32) -> bool {
+  let mut seen = state.load(SeqCst);
+  loop {
+    if (seen as u32) >> BARRIER_GENERATION_SHIFT != generation || seen & BARRIER_BROKEN != 0 {
+      return false;
+    }
+    match state.compare_exchange(seen, seen | BARRIER_BROKEN, SeqCst, SeqCst) {
+      Ok(_) => break,
+      Err(now) => seen = now,
+    }
+  }
+  ended.fetch_or(1 << (generation & 31), SeqCst);
+  true
+}
+
 /// A thread that ends holding `held` permits of the semaphore whose
 /// `permits` and `waiters` words these are, with `announced` of its waits
 /// counted in `waiters` (waits it never left: it was stopped in them):

@@ -26,6 +26,7 @@ mod sync {
 }
 
 #[path = "../src/stake.rs"]
+#[allow(dead_code, reason = "the Barrier's steps have a model of their own")]
 mod stake;
 
 use std::sync::atomic::Ordering::SeqCst;

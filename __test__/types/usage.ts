@@ -34,7 +34,7 @@ void woken;
 void wrong;
 
 // AsyncLock
-import { AsyncLock, AsyncLockReleaser, Condition, Latch, Semaphore, SemaphoreReleaser } from '../..';
+import { AsyncLock, AsyncLockReleaser, Barrier, Condition, Latch, Semaphore, SemaphoreReleaser } from '../..';
 
 const lockA = new AsyncLock(new SharedArrayBuffer(4));
 const lockB = new AsyncLock(i32, 1);
@@ -106,6 +106,18 @@ void givesBack;
 void semaphore.acquire(2, { timeout: 5, signal: controller }).then((release) => release());
 const ranWith: Promise<string> = semaphore.runExclusive(async () => 'x', 2);
 void ranWith;
+
+const barrier = new Barrier(2, new SharedArrayBuffer(Barrier.BYTES), 0);
+const barrierB = Barrier.from({ i32a: barrier.i32a, index: barrier.index });
+const arrivalIndex: number = barrierB.arriveAndWait(10);
+void arrivalIndex;
+const arrivedAsync: Promise<number> = barrier.arriveAndWaitAsync({ timeout: 5, signal: controller });
+void arrivedAsync;
+const barrierState: boolean = barrier.broken && barrier.waiting < barrier.parties;
+void barrierState;
+barrier.reset();
+// @ts-expect-error: broken is read-only
+barrier.broken = false;
 
 // @ts-expect-error: a semaphore is made from its permits
 new Semaphore();

@@ -27,6 +27,9 @@ enum Kind {
   /// says that a Latch's count-down that reached zero, or a Condition's
   /// notify, may not have woken the waiters yet.
   Owed = 2,
+  /// A Barrier: the word is its state, the next Int32 its `ended` bits; the
+  /// stake's first Int32 is the generation + 1 the instance waits at.
+  Barrier = 3,
 }
 
 /// One watched instance's stake.
@@ -78,17 +81,18 @@ pub fn stake_watch(
   let kind = match js.i32(kind) {
     Ok(1) => Kind::Semaphore,
     Ok(2) => Kind::Owed,
+    Ok(3) => Kind::Barrier,
     _ => {
       return Err(Failure::Type(
-        "kind must be 1 (a Semaphore) or 2 (a wake-up owed)".into(),
+        "kind must be 1 (a Semaphore), 2 (a wake-up owed) or 3 (a Barrier)".into(),
       ))
     }
   };
   let word = locate(js, array, index)?;
-  if kind == Kind::Semaphore {
-    // The Semaphore's second word must be in the array too.
+  if kind == Kind::Semaphore || kind == Kind::Barrier {
+    // The second word must be in the array too.
     let next = locate(js, array, index + 1.0)
-      .map_err(|_| Failure::Range("index must leave room for the Semaphore's words".into()))?;
+      .map_err(|_| Failure::Range("index must leave room for the primitive's words".into()))?;
     debug_assert_eq!(next.key, word.key + 4);
   }
   // The stake: permits held, waits announced (and more the teardown does
@@ -206,6 +210,15 @@ pub fn release_stakes(js: Js, watch: &Watch) {
       }
       // A count-down to zero or a notify that may not have woken them.
       Kind::Owed => held != 0,
+      // Waiting at generation held - 1: broken for the others.
+      Kind::Barrier if held > 0 => {
+        // SAFETY: the word, in its held buffer.
+        let state = unsafe { memory::watched_word(entry.word) };
+        // SAFETY: the Int32 after it, in the same held buffer.
+        let ended = unsafe { memory::watched_word(entry.word + 4) };
+        stake::break_dead_party(state, ended, held as u32 - 1)
+      }
+      Kind::Barrier => false,
     };
     if wake && matches!(wake_lock_waiter(entry.word, usize::MAX, |_| {}), Woke::Owed) {
       pass_on([entry.word]);

@@ -1,0 +1,182 @@
+'use strict';
+// Barrier: N parties meet, then all go on, generation after generation;
+// workers block, the main thread awaits. Every generation releases exactly
+// its N parties; a party that times out, aborts or ends while it waits
+// breaks the generation for all (ERR_BARRIER_BROKEN) until reset().
+
+const assert = require('assert');
+const { Worker } = require('worker_threads');
+const { Barrier, waitersForTesting } = require('../..');
+const { root, until } = require('../helpers');
+const { makeAbortController } = require('../fixtures/async-lock-helpers');
+
+/** A worker running `body(barrier, data, workerData, parentPort)` (a function's source). */
+function worker(body, workerData) {
+  const w = new Worker(
+    `
+    const { parentPort, workerData } = require('worker_threads');
+    const { Barrier } = require(workerData.root);
+    const barrier = Barrier.from(workerData.barrier);
+    const data = workerData.data && new Int32Array(workerData.data);
+    (${body})(barrier, data, workerData, parentPort);
+  `,
+    { eval: true, workerData: Object.assign({ root }, workerData) }
+  );
+  const messages = [];
+  const waiting = [];
+  w.on('message', (m) => (waiting.length ? waiting.shift()(m) : messages.push(m)));
+  w.next = () => new Promise((resolve) => (messages.length ? resolve(messages.shift()) : waiting.push(resolve)));
+  const exited = new Promise((resolve, reject) => {
+    w.once('exit', resolve);
+    w.once('error', reject);
+  });
+  w.done = () => exited;
+  return w;
+}
+
+const queued = (barrier) => waitersForTesting(barrier.i32a, barrier.index).registry;
+
+/** A worker that arrives once (blocking) and posts the outcome: the arrival index or the error code. */
+const arriveOnce = (timeout) => `(barrier, data, wd, port) => {
+  try {
+    port.postMessage(barrier.arriveAndWait(${timeout === undefined ? '' : timeout}));
+  } catch (error) {
+    port.postMessage(error.code || String(error));
+  }
+}`;
+
+describe('Barrier', function () {
+  this.timeout(60000);
+
+  it('is made from parties and a fresh buffer, (sab), (sab | int32Array, index); from() attaches without writing; BYTES', () => {
+    assert.strictEqual(Barrier.BYTES, 12);
+    const fresh = new Barrier(3);
+    assert.strictEqual(fresh.sab.byteLength, 12);
+    assert.deepStrictEqual([fresh.parties, fresh.waiting, fresh.broken], [3, 0, false]);
+    const words = new Int32Array(new SharedArrayBuffer(32));
+    const barrier = new Barrier(2, words, 4);
+    assert.deepStrictEqual([barrier.i32a, barrier.index, words[6]], [words, 4, 2]);
+    const copy = Barrier.from({ sab: barrier.sab, i32a: barrier.i32a, index: barrier.index });
+    assert.ok(copy instanceof Barrier);
+    assert.strictEqual(copy.parties, 2);
+    assert.strictEqual(new Barrier(1).arriveAndWait(), 0, 'a barrier of one never waits');
+  });
+
+  it('rejects bad arguments with TypeError/RangeError naming them', async () => {
+    assert.throws(() => new Barrier(), { name: 'TypeError', message: /"parties"/ });
+    assert.throws(() => new Barrier(0), { name: 'RangeError', message: /"parties"/ });
+    assert.throws(() => new Barrier(65536), { name: 'RangeError', message: /"parties"/ });
+    assert.throws(() => new Barrier(2, new SharedArrayBuffer(8)), { name: 'RangeError', message: /"sab"/ });
+    assert.throws(() => new Barrier(2, new SharedArrayBuffer(16), 2), { name: 'RangeError', message: /"index"/ });
+    const barrier = new Barrier(2);
+    assert.throws(() => barrier.arriveAndWait(-1), { name: 'RangeError', message: /"timeout"/ });
+    await assert.rejects(barrier.arriveAndWaitAsync({ timeout: 'x' }), { name: 'TypeError', message: /"options.timeout"/ });
+    await assert.rejects(barrier.arriveAndWaitAsync({ signal: 1 }), { name: 'TypeError', message: /"options.signal"/ });
+    assert.throws(() => Barrier.prototype.arriveAndWait.call({}), { name: 'TypeError', message: /"this" value must be a Barrier/ });
+    await assert.rejects(Barrier.prototype.arriveAndWaitAsync.call(null), { name: 'TypeError', message: /"this"/ });
+    assert.deepStrictEqual([barrier.waiting, barrier.broken], [0, false], 'no bad call arrived');
+  });
+
+  it('a blocked worker and the main thread meet; the last to arrive opens it; arrival indexes are 0 .. parties - 1', async () => {
+    const barrier = new Barrier(3);
+    const a = worker(arriveOnce(), { barrier });
+    const b = worker(arriveOnce(), { barrier });
+    await until(() => barrier.waiting === 2, 'both workers to arrive');
+    assert.strictEqual(queued(barrier), 2);
+    assert.strictEqual(await barrier.arriveAndWaitAsync(), 2, 'the last arrival');
+    const indexes = [await a.next(), await b.next()].sort();
+    assert.deepStrictEqual(indexes, [0, 1]);
+    await Promise.all([a.done(), b.done()]);
+    assert.deepStrictEqual([barrier.waiting, barrier.broken, queued(barrier)], [0, false, 0]);
+  });
+
+  it('1,000 generations of 4 blocking workers and the async main thread: each releases exactly its 5 parties', async () => {
+    // At generation g every party adds 1 to data[g % 3] before it arrives
+    // and checks, once through, that all 5 did. The last arrival of g
+    // clears data[(g + 2) % 3] for generation g + 2: every check of it (at
+    // g - 1) came before its party arrived at g, and no add to it comes
+    // before everyone passed g + 1.
+    const generations = 1000;
+    const data = new Int32Array(new SharedArrayBuffer(16)); // [0..2]: arrivals; [3]: bad counts
+    const barrier = new Barrier(5);
+    const body = `(barrier, data, { generations }) => {
+      for (let g = 0; g < generations; g++) {
+        Atomics.add(data, g % 3, 1);
+        const arrival = barrier.arriveAndWait();
+        if (Atomics.load(data, g % 3) !== 5) Atomics.add(data, 3, 1);
+        if (arrival === 4) Atomics.store(data, (g + 2) % 3, 0);
+      }
+    }`;
+    const workers = [0, 1, 2, 3].map(() => worker(body, { barrier, data: data.buffer, generations }));
+    for (let g = 0; g < generations; g++) {
+      Atomics.add(data, g % 3, 1);
+      const arrival = await barrier.arriveAndWaitAsync();
+      if (Atomics.load(data, g % 3) !== 5) Atomics.add(data, 3, 1);
+      if (arrival === 4) Atomics.store(data, (g + 2) % 3, 0);
+    }
+    await Promise.all(workers.map((w) => w.done()));
+    assert.strictEqual(Atomics.load(data, 3), 0, 'a generation released a party before all 5 arrived');
+    assert.deepStrictEqual([barrier.waiting, barrier.broken, queued(barrier)], [0, false, 0]);
+  });
+
+  it('a party that times out gets ERR_BARRIER_TIMEOUT and breaks the generation: the others get ERR_BARRIER_BROKEN, later arrivals too, until reset()', async () => {
+    const barrier = new Barrier(3);
+    const other = worker(arriveOnce(), { barrier });
+    await until(() => barrier.waiting === 1, 'the worker to arrive');
+    assert.throws(() => barrier.arriveAndWait(20), { code: 'ERR_BARRIER_TIMEOUT' });
+    assert.strictEqual(await other.next(), 'ERR_BARRIER_BROKEN');
+    assert.strictEqual(barrier.broken, true);
+    assert.throws(() => barrier.arriveAndWait(), { code: 'ERR_BARRIER_BROKEN' });
+    await assert.rejects(barrier.arriveAndWaitAsync({ timeout: 5 }), { code: 'ERR_BARRIER_BROKEN' });
+    await assert.rejects(new Barrier(2).arriveAndWaitAsync({ timeout: 5 }), { code: 'ERR_BARRIER_TIMEOUT' });
+    barrier.reset();
+    assert.deepStrictEqual([barrier.broken, barrier.waiting], [false, 0]);
+    const again = [worker(arriveOnce(), { barrier }), worker(arriveOnce(), { barrier })];
+    const mine = await barrier.arriveAndWaitAsync();
+    const theirs = await Promise.all(again.map((w) => w.next()));
+    assert.deepStrictEqual([mine].concat(theirs).sort(), [0, 1, 2], 'a fresh generation after reset()');
+  });
+
+  it('an abort rejects with its reason and breaks the generation for the others; an aborted signal arrives not at all', async () => {
+    const barrier = new Barrier(3);
+    const aborted = makeAbortController();
+    aborted.abort();
+    await assert.rejects(barrier.arriveAndWaitAsync({ signal: aborted.signal }), { name: 'AbortError' });
+    assert.deepStrictEqual([barrier.waiting, barrier.broken], [0, false], 'it did not arrive');
+    const other = worker(arriveOnce(), { barrier });
+    await until(() => barrier.waiting === 1, 'the worker to arrive');
+    const controller = makeAbortController();
+    const mine = barrier.arriveAndWaitAsync({ signal: controller.signal });
+    await until(() => queued(barrier) === 2, 'both to wait');
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await assert.rejects(mine, (error) => error === reason);
+    assert.strictEqual(await other.next(), 'ERR_BARRIER_BROKEN');
+    await other.done();
+    assert.strictEqual(queued(barrier), 0);
+  });
+
+  it('a party whose worker is terminated while it waits breaks the generation: the others get ERR_BARRIER_BROKEN', async () => {
+    const barrier = new Barrier(3);
+    const dying = worker(arriveOnce(), { barrier });
+    await until(() => barrier.waiting === 1, 'the worker to arrive');
+    const mine = barrier.arriveAndWaitAsync();
+    await until(() => queued(barrier) === 2, 'both to wait');
+    await dying.terminate();
+    await assert.rejects(mine, { code: 'ERR_BARRIER_BROKEN' });
+    assert.strictEqual(barrier.broken, true);
+    assert.strictEqual(queued(barrier), 0);
+  });
+
+  it('reset() breaks the waiting generation for its parties and starts a fresh one', async () => {
+    const barrier = new Barrier(2);
+    const waiter = worker(arriveOnce(), { barrier });
+    await until(() => barrier.waiting === 1, 'the worker to arrive');
+    barrier.reset();
+    assert.strictEqual(await waiter.next(), 'ERR_BARRIER_BROKEN');
+    assert.deepStrictEqual([barrier.broken, barrier.waiting], [false, 0]);
+    const next = worker(arriveOnce(), { barrier });
+    const mine = await barrier.arriveAndWaitAsync();
+    assert.deepStrictEqual([mine, await next.next()].sort(), [0, 1], 'a fresh generation');
+  });
+});

@@ -1,0 +1,346 @@
+//! Model checking of Barrier's word protocol with loom: the very same
+//! `src/stake.rs` (the break of a generation whose party's thread ended
+//! while it waited) against the JavaScript steps of lib/barrier.js,
+//! mirrored here step for step (`arrive`, `standing`, `breakGeneration`),
+//! over a model of the registry's wait and notify (enqueue only if the word
+//! still holds the expected value, checked under the queue's lock).
+//!
+//! Checked in every interleaving (up to 3 preemptions): every party's wait
+//! ends (a lost wake-up shows as a thread asleep for good: loom reports the
+//! deadlock); a generation ends one way for all its parties: passed for
+//! every one, or broken for every one that did not break it; a generation
+//! that completed is never told broken.
+//!
+//! (No model of reset(): a party that wakes to find its generation moved
+//! on past a reset reads `ended`, which the JavaScript tests check.)
+//!
+//! Each step that matters has a mutation that weakens it, and a test that
+//! the model then fails, run in a child process (loom aborts the process on
+//! a deadlock): a model that cannot fail proves nothing.
+
+mod sync {
+  pub use loom::sync::atomic::{fence, AtomicI32};
+}
+
+#[path = "../src/stake.rs"]
+#[allow(dead_code, reason = "the Semaphore's steps have a model of their own")]
+mod stake;
+
+use std::sync::atomic::Ordering::SeqCst;
+
+use loom::sync::atomic::{AtomicI32, AtomicUsize};
+use loom::sync::{Arc, Condvar, Mutex};
+use loom::thread;
+use stake::{BARRIER_BROKEN as BROKEN, BARRIER_GENERATION_SHIFT as SHIFT};
+
+/// A step of the protocol weakened, to see the model fail.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mutation {
+  None,
+  /// The last arrival starts the next generation but wakes nobody.
+  LastWithoutNotify,
+  /// A break sets BROKEN but wakes nobody.
+  BreakWithoutNotify,
+  /// A break marks the generation's `ended` bit before its CAS (so also
+  /// when the generation completed first).
+  MarkEndedFirst,
+}
+
+/// How a party's wait ended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Outcome {
+  Passed,
+  Broken,
+  /// It broke the generation itself (timed out, aborted).
+  BrokeIt,
+}
+
+struct Barrier {
+  state: AtomicI32,
+  ended: AtomicI32,
+  parties: i32,
+  queue: Mutex<Vec<usize>>,
+  woken: Condvar,
+  tickets: AtomicUsize,
+  mutation: Mutation,
+}
+
+impl Barrier {
+  fn new(parties: i32, mutation: Mutation) -> Arc<Barrier> {
+    Arc::new(Barrier {
+      state: AtomicI32::new(0),
+      ended: AtomicI32::new(0),
+      parties,
+      queue: Mutex::new(Vec::new()),
+      woken: Condvar::new(),
+      tickets: AtomicUsize::new(0),
+      mutation,
+    })
+  }
+
+  /// The binding's wait(i32a, index, expected).
+  fn wait_on(&self, expected: i32) {
+    let mut queue = self.queue.lock().unwrap();
+    if self.state.load(SeqCst) != expected {
+      return;
+    }
+    let ticket = self.tickets.fetch_add(1, SeqCst);
+    queue.push(ticket);
+    while queue.contains(&ticket) {
+      queue = self.woken.wait(queue).unwrap();
+    }
+  }
+
+  /// notify(i32a, index, Infinity).
+  fn wake_all(&self) {
+    self.queue.lock().unwrap().clear();
+    self.woken.notify_all();
+  }
+
+  /// lib/barrier.js `arrive`: the generation arrived at, and whether this
+  /// party completed it (and woke the others). None: broken.
+  fn arrive(&self) -> Option<(u32, bool)> {
+    let mut seen = self.state.load(SeqCst);
+    loop {
+      if seen & BROKEN != 0 {
+        return None;
+      }
+      let generation = (seen as u32) >> SHIFT;
+      let arrived = (seen & 0xffff) + 1;
+      if arrived == self.parties {
+        let next_generation = (generation + 1) & 0x3fff;
+        self.ended.fetch_and(!(1 << (next_generation & 31)), SeqCst);
+        let next = (next_generation << SHIFT) as i32;
+        match self.state.compare_exchange(seen, next, SeqCst, SeqCst) {
+          Ok(_) => {
+            if self.mutation != Mutation::LastWithoutNotify {
+              self.wake_all();
+            }
+            return Some((generation, true));
+          }
+          Err(now) => seen = now,
+        }
+        continue;
+      }
+      match self.state.compare_exchange(seen, seen + 1, SeqCst, SeqCst) {
+        Ok(_) => return Some((generation, false)),
+        Err(now) => seen = now,
+      }
+    }
+  }
+
+  /// lib/barrier.js `standing`: Some(passed?) once the generation is over.
+  fn standing(&self, generation: u32, state: i32) -> Option<bool> {
+    if (state as u32) >> SHIFT != generation {
+      return Some(self.ended.load(SeqCst) & (1 << (generation & 31)) == 0);
+    }
+    if state & BROKEN != 0 {
+      return Some(false);
+    }
+    None
+  }
+
+  /// lib/barrier.js `breakGeneration` (a timeout or an abort), or, with
+  /// `dead`, the teardown's src/stake.rs `break_dead_party`; then every
+  /// waiter is woken. Whether it broke the generation.
+  fn break_generation(&self, generation: u32, dead: bool) -> bool {
+    let broke = if dead {
+      stake::break_dead_party(&self.state, &self.ended, generation)
+    } else {
+      if self.mutation == Mutation::MarkEndedFirst {
+        self.ended.fetch_or(1 << (generation & 31), SeqCst);
+      }
+      let mut seen = self.state.load(SeqCst);
+      loop {
+        if (seen as u32) >> SHIFT != generation || seen & BROKEN != 0 {
+          break false;
+        }
+        match self
+          .state
+          .compare_exchange(seen, seen | BROKEN, SeqCst, SeqCst)
+        {
+          Ok(_) => {
+            self.ended.fetch_or(1 << (generation & 31), SeqCst);
+            break true;
+          }
+          Err(now) => seen = now,
+        }
+      }
+    };
+    if broke && self.mutation != Mutation::BreakWithoutNotify {
+      self.wake_all();
+    }
+    broke
+  }
+
+  /// A party: arrives, then waits until its generation is over. With
+  /// `gives_up`, it breaks the generation instead of its first wait (a
+  /// timeout that has passed, or an abort), as lib/barrier.js does when
+  /// next() throws; with `dies` too, it does so as a thread that ended.
+  fn party(&self, gives_up: bool, dies: bool) -> Outcome {
+    let Some((generation, last)) = self.arrive() else {
+      return Outcome::Broken;
+    };
+    if last {
+      return Outcome::Passed;
+    }
+    let mut first = true;
+    loop {
+      let state = self.state.load(SeqCst);
+      if let Some(passed) = self.standing(generation, state) {
+        return if passed {
+          Outcome::Passed
+        } else {
+          Outcome::Broken
+        };
+      }
+      if gives_up && first {
+        first = false;
+        if self.break_generation(generation, dies) {
+          return Outcome::BrokeIt;
+        }
+        continue; // over meanwhile: its outcome is this party's
+      }
+      self.wait_on(state);
+    }
+  }
+}
+
+/// Three parties; the third gives up (or dies) while it waits. Every party
+/// ends; the generation ends one way for all.
+fn one_gives_up(mutation: Mutation, dies: bool) {
+  let mut model = loom::model::Builder::new();
+  model.preemption_bound = Some(3);
+  model.check(move || {
+    let barrier = Barrier::new(3, mutation);
+    let parties: Vec<_> = [false, true]
+      .into_iter()
+      .map(|gives_up| {
+        let barrier = barrier.clone();
+        thread::spawn(move || barrier.party(gives_up, dies))
+      })
+      .collect();
+    let mut outcomes = vec![barrier.party(false, false)];
+    for party in parties {
+      outcomes.push(party.join().unwrap());
+    }
+    let broke = outcomes.contains(&Outcome::BrokeIt);
+    for outcome in &outcomes {
+      match outcome {
+        Outcome::Passed => assert!(
+          !broke,
+          "a party passed a generation another broke: {outcomes:?}"
+        ),
+        Outcome::Broken => assert!(
+          broke,
+          "a party was told broken with nobody breaking it: {outcomes:?}"
+        ),
+        Outcome::BrokeIt => {}
+      }
+    }
+  });
+}
+
+/// Two parties, two generations, nobody gives up: every wait passes.
+fn two_generations(mutation: Mutation) {
+  let mut model = loom::model::Builder::new();
+  model.preemption_bound = Some(3);
+  model.check(move || {
+    let barrier = Barrier::new(2, mutation);
+    let other = {
+      let barrier = barrier.clone();
+      thread::spawn(move || [barrier.party(false, false), barrier.party(false, false)])
+    };
+    let mine = [barrier.party(false, false), barrier.party(false, false)];
+    let theirs = other.join().unwrap();
+    assert_eq!(mine, [Outcome::Passed; 2]);
+    assert_eq!(theirs, [Outcome::Passed; 2]);
+  });
+}
+
+#[test]
+fn two_parties_pass_two_generations() {
+  two_generations(Mutation::None);
+}
+
+#[test]
+fn a_party_that_gives_up_breaks_the_generation_for_all_or_none() {
+  one_gives_up(Mutation::None, false);
+}
+
+#[test]
+fn a_party_whose_thread_ends_breaks_the_generation_for_all_or_none() {
+  one_gives_up(Mutation::None, true);
+}
+
+/// The mutation a child run of this test binary models, by name.
+const MUTATION_VAR: &str = "LOOM_BARRIER_MUTATION";
+
+/// Runs the model with the mutation named by [`MUTATION_VAR`]. Run only as
+/// a child process of [`fails_with`].
+#[test]
+#[ignore = "run by the mutation tests, in a child process"]
+fn mutated_model() {
+  let name = std::env::var(MUTATION_VAR).expect("run by a mutation test");
+  let mutation = [
+    Mutation::None,
+    Mutation::LastWithoutNotify,
+    Mutation::BreakWithoutNotify,
+    Mutation::MarkEndedFirst,
+  ]
+  .into_iter()
+  .find(|m| format!("{m:?}") == name)
+  .expect("a known mutation");
+  match mutation {
+    Mutation::LastWithoutNotify => two_generations(mutation),
+    _ => one_gives_up(mutation, false),
+  }
+  println!("model held");
+}
+
+/// Runs the model with `mutation` in a child process; returns whether it
+/// held, and what the child printed.
+fn run_mutated(mutation: Mutation) -> (bool, String) {
+  let output = std::process::Command::new(std::env::current_exe().unwrap())
+    .args(["--ignored", "--exact", "mutated_model", "--nocapture"])
+    .env(MUTATION_VAR, format!("{mutation:?}"))
+    .output()
+    .unwrap();
+  let printed =
+    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+  (
+    output.status.success() && printed.contains("model held"),
+    printed,
+  )
+}
+
+/// The model fails with `mutation`, for the reason `expected` says.
+fn fails_with(mutation: Mutation, expected: &str) {
+  let (held, printed) = run_mutated(mutation);
+  assert!(!held, "the model held with {mutation:?}");
+  assert!(
+    printed.contains(expected),
+    "{mutation:?} failed, but not with {expected:?}:\n{printed}"
+  );
+}
+
+#[test]
+fn the_unmutated_model_holds_in_a_child_process_too() {
+  let (held, printed) = run_mutated(Mutation::None);
+  assert!(held, "{printed}");
+}
+
+#[test]
+fn mutation_a_last_arrival_that_wakes_nobody_strands_the_party() {
+  fails_with(Mutation::LastWithoutNotify, "deadlock");
+}
+
+#[test]
+fn mutation_a_break_that_wakes_nobody_strands_the_parties() {
+  fails_with(Mutation::BreakWithoutNotify, "deadlock");
+}
+
+#[test]
+fn mutation_marking_ended_before_the_break_tells_a_passed_generation_broken() {
+  fails_with(Mutation::MarkEndedFirst, "with nobody breaking it");
+}
