@@ -388,7 +388,7 @@ export class Barrier {
    * writes a fresh barrier.
    *
    * @throws {TypeError} `parties` is not a number; `sab` is not a SharedArrayBuffer or an Int32Array over one.
-   * @throws {RangeError} `parties` is not an integer from 1 to 65535; `index` leaves no room for three Int32s.
+   * @throws {RangeError} `parties` is not an integer from 1 to 32767; `index` leaves no room for three Int32s.
    */
   constructor(parties: number, sab?: SharedArrayBuffer | Int32Array, index?: number);
 

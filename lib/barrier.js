@@ -5,22 +5,26 @@
 // that times out, aborts or dies while it waits breaks that generation for
 // every party (ERR_BARRIER_BROKEN), until `reset()`.
 //
-// Two Int32s from `index`, and the parties:
+// Three Int32s from `index`:
 //
-//   i32a[index]      state   generation << 17 | BROKEN (1 << 16) | arrived
-//                            (the parties arrived in this generation)
+//   i32a[index]      state   generation << 17 | BROKEN (1 << 16)
+//                            | PREV_BROKEN (1 << 15) | arrived (the parties
+//                            arrived in this generation); PREV_BROKEN: the
+//                            generation before ended broken (reset())
 //   i32a[index + 1]  ended   bit (g & 31) set: generation g ended broken
-//                            (told to a party that wakes to find the
-//                            generation moved on past a broken one)
+//                            (for a party that wakes to find the barrier
+//                            two or more generations on)
 //   i32a[index + 2]  parties
 //
 //   arrive:  CAS arrived + 1; the last party instead CASes to generation
 //            g + 1, arrived 0, and notifies every waiter
-//   wait:    wait on the state seen until the generation moves on (passed,
-//            unless its `ended` bit says broken) or it says BROKEN
+//   wait:    wait on the state seen until it says BROKEN or the generation
+//            moves on (passed, unless PREV_BROKEN, or, further on, its
+//            `ended` bit, says broken)
 //   break:   CAS the state of generation g to BROKEN (only if g is still
 //            current and not complete), set g's `ended` bit, notify all
-//   reset:   break the current generation, then CAS it to g + 1, arrived 0
+//   reset:   break the current generation, set its `ended` bit, then CAS
+//            it to g + 1 | PREV_BROKEN, arrived 0, and notify all
 //
 // No wake-up is lost: a party waits only on the exact state it saw, and
 // every change a waiter must see (the generation moving on, BROKEN) is a
@@ -29,14 +33,19 @@
 // again. tests/loom_barrier.rs model-checks these steps.
 //
 // What each instance is waiting at is its stake (the binding's stakeWatch,
-// src/stake.rs): the generation + 1 and how many of its waits are there,
-// written right after the arrival's CAS (no call between the two). When
-// the thread ends waiting, its teardown breaks that generation.
+// src/stake.rs): the generation + 1, written right after the arrival's
+// CAS (no call between the two): when the thread ends waiting, its
+// teardown breaks that generation. And a wake-up it owes, set before each
+// CAS that makes waiters due one (the last arrival, a break, a reset) and
+// cleared once the notify returned: the teardown wakes every waiter if the
+// thread was stopped in between, and the instance's next call if the
+// notify ran out of stack.
 
 const { performance } = require('perf_hooks');
 const { describe } = require('./describe');
 const {
   codedError,
+  deliver,
   AsyncWait,
   waitEnv,
   int32Slot,
@@ -47,21 +56,25 @@ const {
   abortReason,
 } = require('./core');
 
-const ARRIVED = 0xffff;
+const ARRIVED = 0x7fff;
+const PREV_BROKEN = 1 << 15;
 const BROKEN = 1 << 16;
 const GEN_SHIFT = 17;
-const kMaxParties = 0xffff;
+const kMaxParties = 0x7fff;
 // The constructor's first argument when from() attaches (writes nothing).
 const kAttach = Symbol('attach');
 // The binding's stake kind of a Barrier (src/napi/stakes.rs), and the
-// stake's Int32s: the generation + 1 the instance waits at (0: none), and
-// how many of its waits are there.
+// stake's Int32s: the generation + 1 the instance waits at (0: none), 1
+// while a wake-up of every waiter is owed (the two the teardown reads);
+// how many of its waits are at that generation, and the parties.
 const kBarrierStake = 3;
 const kAt = 0;
-const kWaits = 1;
+const kOwed = 1;
+const kWaits = 2;
+const kParties = 3;
 
 const generationOf = (state) => state >>> GEN_SHIFT;
-const nextState = (state) => ((generationOf(state) + 1) & 0x3fff) << GEN_SHIFT;
+const nextGeneration = (generation) => (generation + 1) & 0x3fff;
 const endedBit = (generation) => 1 << (generation & 31);
 
 const brokenError = () =>
@@ -74,57 +87,89 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
   const env = waitEnv({ waitAsync, notify }, { leave: () => {} });
   let stakeIfBarrier;
 
+  /**
+   * The stake of a Barrier of this factory; a TypeError for anything else.
+   * Pays a wake-up a call of this instance owes first (see wakeAll).
+   */
   function stakeOf(barrier) {
     const stake = stakeIfBarrier(barrier);
     if (stake === undefined) {
       throw new TypeError(`The "this" value must be a Barrier (use Barrier.from() for a posted one). Received ${describe(barrier)}`);
     }
+    if (stake[kOwed] !== 0) wakeAll(barrier.i32a, barrier.index, stake);
     return stake;
   }
 
   /**
-   * Breaks generation `generation` if it is still the current one and has
-   * not completed: BROKEN, its `ended` bit, every waiter woken. Returns
-   * whether this call broke it.
+   * Wakes every waiter (core's deliver: now, or from a timer should the
+   * addon's notify fail), after a CAS that made them due a wake-up, before
+   * which `stake[kOwed]` was set (no call between the two): should the
+   * thread be stopped at this call, its teardown wakes them; should the
+   * notify run out of stack, this instance's next call does.
    */
-  function breakGeneration(i32a, index, generation) {
+  function wakeAll(i32a, index, stake) {
+    deliver(notify, i32a, index, Infinity);
+    stake[kOwed] = 0;
+  }
+
+  /**
+   * Generation `generation` has just started (this thread's CAS): its
+   * `ended` bit, 32 generations old, is cleared; should the generation
+   * have been broken meanwhile (a break sets BROKEN, then the bit), it is
+   * set again.
+   */
+  function clearEnded(i32a, index, generation) {
+    Atomics.and(i32a, index + 1, ~endedBit(generation));
+    const state = Atomics.load(i32a, index);
+    if (generationOf(state) === generation && (state & BROKEN) !== 0) Atomics.or(i32a, index + 1, endedBit(generation));
+  }
+
+  /**
+   * Breaks generation `generation` if it is still the current one and has
+   * not completed: BROKEN, then its `ended` bit, every waiter woken.
+   * Returns whether this call broke it.
+   */
+  function breakGeneration(i32a, index, stake, generation) {
     let seen = Atomics.load(i32a, index);
     for (;;) {
       if (generationOf(seen) !== generation || (seen & BROKEN) !== 0) return false;
+      stake[kOwed] = 1;
       const was = Atomics.compareExchange(i32a, index, seen, seen | BROKEN);
       if (was === seen) break;
+      stake[kOwed] = 0;
       seen = was;
     }
     Atomics.or(i32a, index + 1, endedBit(generation));
-    notify(i32a, index, Infinity);
+    wakeAll(i32a, index, stake);
     return true;
   }
 
   /**
-   * Arrives: returns `{ generation, arrival }` once counted (arrival is
-   * the order of arrival, parties - 1 for the one that completed the
+   * Arrives: returns `{ generation, arrival, last }` once counted (arrival
+   * is the order of arrival, parties - 1 for the one that completed the
    * generation, which has then woken the others), counting the wait in
    * `stake` unless it completed it. Throws ERR_BARRIER_BROKEN, counting
    * nothing, on a broken barrier.
    */
   function arrive(barrier, stake) {
     const { i32a, index } = barrier;
-    const parties = stake[2];
+    const parties = stake[kParties];
     let seen = Atomics.load(i32a, index);
     for (;;) {
       if ((seen & BROKEN) !== 0) throw brokenError();
       const arrived = (seen & ARRIVED) + 1;
       const generation = generationOf(seen);
       if (arrived === parties) {
-        // The last: the `ended` bit of the next generation is cleared
-        // before it starts (it is 32 generations old).
-        const next = nextState(seen);
-        Atomics.and(i32a, index + 1, ~endedBit(generationOf(next)));
-        const was = Atomics.compareExchange(i32a, index, seen, next);
+        // The last: starts the next generation (not PREV_BROKEN).
+        const next = nextGeneration(generation);
+        stake[kOwed] = 1;
+        const was = Atomics.compareExchange(i32a, index, seen, next << GEN_SHIFT);
         if (was === seen) {
-          notify(i32a, index, Infinity);
+          clearEnded(i32a, index, next);
+          wakeAll(i32a, index, stake);
           return { generation, arrival: arrived - 1, last: true };
         }
+        stake[kOwed] = 0;
         seen = was;
         continue;
       }
@@ -145,17 +190,20 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
 
   /**
    * How the generation a party waits at stands: 1 passed, -1 broken, 0
-   * still open (then `state` is the value to wait on).
+   * still open (then `state` is the value to wait on). One generation on,
+   * the state says it (PREV_BROKEN: it was broken, then reset); further on
+   * (the party slept through a whole generation: more threads than
+   * parties, or resets), its `ended` bit.
    */
   function standing(i32a, index, generation, state) {
-    if (generationOf(state) !== generation) {
-      return (Atomics.load(i32a, index + 1) & endedBit(generation)) !== 0 ? -1 : 1;
-    }
-    return (state & BROKEN) !== 0 ? -1 : 0;
+    const now = generationOf(state);
+    if (now === generation) return (state & BROKEN) !== 0 ? -1 : 0;
+    if (now === nextGeneration(generation)) return (state & PREV_BROKEN) !== 0 ? -1 : 1;
+    return (Atomics.load(i32a, index + 1) & endedBit(generation)) !== 0 ? -1 : 1;
   }
 
   class Barrier {
-    #stake; // Int32Array(3): the generation + 1 it waits at, its waits there, the parties (see above)
+    #stake; // Int32Array(4): the generation + 1 it waits at, a wake-up owed, its waits there, the parties (see above)
 
     /**
      * `new Barrier(parties)` (a fresh 12-byte SharedArrayBuffer), `new
@@ -163,7 +211,7 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
      * Barrier(parties, int32Array, index)` (three Int32s from `index`):
      * writes a fresh barrier. Others attach with `Barrier.from(posted)`.
      *
-     * @param {number} parties an integer from 1 to 65535
+     * @param {number} parties an integer from 1 to 32767
      * @param {SharedArrayBuffer | Int32Array} [sab]
      * @param {number} [index=0]
      */
@@ -173,20 +221,20 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
       }
       if (parties !== kAttach) {
         validateCount(parties, 'parties', kMaxParties);
-        if (parties === 0) throw new RangeError('The "parties" argument must be an integer from 1 to 65535. Received 0');
+        if (parties === 0) throw new RangeError('The "parties" argument must be an integer from 1 to 32767. Received 0');
       }
       const slot = int32Slot(sab, index, 0, Barrier.BYTES, 3);
       this.sab = slot.sab;
       this.i32a = slot.i32a;
       this.index = slot.index;
-      const stake = new Int32Array(new SharedArrayBuffer(12));
+      const stake = new Int32Array(new SharedArrayBuffer(16));
       this.#stake = stake;
       if (parties !== kAttach) {
         Atomics.store(this.i32a, this.index + 2, parties);
         Atomics.store(this.i32a, this.index + 1, 0);
         Atomics.store(this.i32a, this.index, 0);
       }
-      stake[2] = Atomics.load(this.i32a, this.index + 2);
+      stake[kParties] = Atomics.load(this.i32a, this.index + 2);
       // Should this thread end waiting at the barrier, its teardown breaks it.
       stakeWatch(this.i32a, this.index, kBarrierStake, stake, this);
     }
@@ -197,7 +245,7 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
 
     /** The parties the barrier was made for. */
     get parties() {
-      return stakeOf(this)[2];
+      return stakeOf(this)[kParties];
     }
 
     /** How many parties wait in the current generation now (a snapshot). */
@@ -229,20 +277,28 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
       const { generation, arrival, last } = arrive(this, stake);
       if (last) return arrival;
       const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+      let over = false; // the generation's outcome is known to this party
       try {
         for (;;) {
           const state = Atomics.load(i32a, index);
           const now = standing(i32a, index, generation, state);
+          over = now !== 0;
           if (now === 1) return arrival;
           if (now === -1) throw brokenError();
           const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
           if (remaining <= 0) {
-            if (breakGeneration(i32a, index, generation)) throw timeoutError(ms);
+            if (breakGeneration(i32a, index, stake, generation)) {
+              over = true;
+              throw timeoutError(ms);
+            }
             continue; // completed or broken meanwhile: look again
           }
           wait(i32a, index, state, remaining);
         }
       } finally {
+        // Leaving for any other reason (a throw of the wait: out of stack, a
+        // panic in the addon) breaks the generation, as a party that dies.
+        if (!over) breakGeneration(i32a, index, stake, generation);
         leave(stake);
       }
     }
@@ -264,28 +320,36 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
       const { i32a, index } = this;
       const { generation, arrival, last } = arrive(this, stake);
       if (last) return arrival;
-      const waiting = new AsyncWait(env, i32a, index, timeout, signal, () => kTimedOut);
+      let over = false; // the generation's outcome is known to this party
+      let waiting = null;
       try {
+        waiting = new AsyncWait(env, i32a, index, timeout, signal, () => kTimedOut);
         for (;;) {
           const state = Atomics.load(i32a, index);
           const now = standing(i32a, index, generation, state);
+          over = now !== 0;
           if (now === 1) return arrival;
           if (now === -1) throw brokenError();
-          let pending;
           try {
-            pending = waiting.next(state);
+            const pending = waiting.next(state);
             if (pending !== undefined) waiting.settled(await pending);
           } catch (error) {
             // Timed out or aborted: breaks the generation, unless it is over.
             if (error === kTimedOut || waiting.aborted) {
-              if (breakGeneration(i32a, index, generation)) throw error === kTimedOut ? timeoutError(timeout) : error;
+              if (breakGeneration(i32a, index, stake, generation)) {
+                over = true;
+                throw error === kTimedOut ? timeoutError(timeout) : error;
+              }
               continue; // over meanwhile: its outcome is this party's
             }
             throw error;
           }
         }
       } finally {
-        waiting.end();
+        // Leaving for any other reason (a signal whose addEventListener
+        // threw, a failed await) breaks the generation, as a party that dies.
+        if (!over) breakGeneration(i32a, index, stake, generation);
+        if (waiting !== null) waiting.end();
         leave(stake);
       }
     }
@@ -295,16 +359,25 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
      * ERR_BARRIER_BROKEN) and starts a fresh one, not broken.
      */
     reset() {
-      stakeOf(this);
+      const stake = stakeOf(this);
       const { i32a, index } = this;
-      const seen = Atomics.load(i32a, index);
-      const generation = generationOf(seen);
-      breakGeneration(i32a, index, generation);
+      const generation = generationOf(Atomics.load(i32a, index));
+      breakGeneration(i32a, index, stake, generation);
       const broken = Atomics.load(i32a, index);
       if (generationOf(broken) !== generation) return; // completed (or reset) meanwhile
-      const next = nextState(broken);
-      Atomics.and(i32a, index + 1, ~endedBit(generationOf(next)));
-      if (Atomics.compareExchange(i32a, index, broken, next) === broken) notify(i32a, index, Infinity);
+      // Broken now (an arrival on a broken state throws): the next
+      // generation starts saying so (PREV_BROKEN), for the parties that
+      // wake to find it; its `ended` bit is set too, should a break have
+      // set BROKEN and not yet the bit.
+      Atomics.or(i32a, index + 1, endedBit(generation));
+      const next = nextGeneration(generation);
+      stake[kOwed] = 1;
+      if (Atomics.compareExchange(i32a, index, broken, (next << GEN_SHIFT) | PREV_BROKEN) === broken) {
+        clearEnded(i32a, index, next);
+        wakeAll(i32a, index, stake);
+      } else {
+        stake[kOwed] = 0; // reset meanwhile by another
+      }
     }
 
     static stakeIfBarrier(value) {

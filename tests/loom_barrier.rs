@@ -11,8 +11,9 @@
 //! every one, or broken for every one that did not break it; a generation
 //! that completed is never told broken.
 //!
-//! (No model of reset(): a party that wakes to find its generation moved
-//! on past a reset reads `ended`, which the JavaScript tests check.)
+//! And a reset() racing a break: the waiting party is told broken. (Not
+//! modelled: the `ended` bits, which only a party that wakes two or more
+//! generations late reads: more threads than parties, or resets.)
 //!
 //! Each step that matters has a mutation that weakens it, and a test that
 //! the model then fails, run in a child process (loom aborts the process on
@@ -41,10 +42,12 @@ enum Mutation {
   LastWithoutNotify,
   /// A break sets BROKEN but wakes nobody.
   BreakWithoutNotify,
-  /// A break marks the generation's `ended` bit before its CAS (so also
-  /// when the generation completed first).
-  MarkEndedFirst,
+  /// reset() starts the next generation without PREV_BROKEN.
+  ResetWithoutPrevBroken,
 }
+
+/// The state's bit: the generation before ended broken (reset()).
+const PREV_BROKEN: i32 = 1 << 15;
 
 /// How a party's wait ended.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -106,7 +109,7 @@ impl Barrier {
         return None;
       }
       let generation = (seen as u32) >> SHIFT;
-      let arrived = (seen & 0xffff) + 1;
+      let arrived = (seen & 0x7fff) + 1;
       if arrived == self.parties {
         let next_generation = (generation + 1) & 0x3fff;
         self.ended.fetch_and(!(1 << (next_generation & 31)), SeqCst);
@@ -131,13 +134,43 @@ impl Barrier {
 
   /// lib/barrier.js `standing`: Some(passed?) once the generation is over.
   fn standing(&self, generation: u32, state: i32) -> Option<bool> {
-    if (state as u32) >> SHIFT != generation {
-      return Some(self.ended.load(SeqCst) & (1 << (generation & 31)) == 0);
+    let now = (state as u32) >> SHIFT;
+    if now == generation {
+      return if state & BROKEN != 0 {
+        Some(false)
+      } else {
+        None
+      };
     }
-    if state & BROKEN != 0 {
-      return Some(false);
+    if now == (generation + 1) & 0x3fff {
+      return Some(state & PREV_BROKEN == 0);
     }
-    None
+    Some(self.ended.load(SeqCst) & (1 << (generation & 31)) == 0)
+  }
+
+  /// lib/barrier.js `reset`: breaks the current generation, then starts the
+  /// next one saying the one before was broken.
+  fn reset(&self) {
+    let generation = (self.state.load(SeqCst) as u32) >> SHIFT;
+    self.break_generation(generation, false);
+    let broken = self.state.load(SeqCst);
+    if (broken as u32) >> SHIFT != generation {
+      return;
+    }
+    self.ended.fetch_or(1 << (generation & 31), SeqCst);
+    let next = (((generation + 1) & 0x3fff) << SHIFT) as i32;
+    let next = if self.mutation == Mutation::ResetWithoutPrevBroken {
+      next
+    } else {
+      next | PREV_BROKEN
+    };
+    if self
+      .state
+      .compare_exchange(broken, next, SeqCst, SeqCst)
+      .is_ok()
+    {
+      self.wake_all();
+    }
   }
 
   /// lib/barrier.js `breakGeneration` (a timeout or an abort), or, with
@@ -147,9 +180,6 @@ impl Barrier {
     let broke = if dead {
       stake::break_dead_party(&self.state, &self.ended, generation)
     } else {
-      if self.mutation == Mutation::MarkEndedFirst {
-        self.ended.fetch_or(1 << (generation & 31), SeqCst);
-      }
       let mut seen = self.state.load(SeqCst);
       loop {
         if (seen as u32) >> SHIFT != generation || seen & BROKEN != 0 {
@@ -184,6 +214,11 @@ impl Barrier {
     if last {
       return Outcome::Passed;
     }
+    self.wait_for(generation, gives_up, dies)
+  }
+
+  /// The waiting part of [`Barrier::party`], for a party of `generation`.
+  fn wait_for(&self, generation: u32, gives_up: bool, dies: bool) -> Outcome {
     let mut first = true;
     loop {
       let state = self.state.load(SeqCst);
@@ -258,6 +293,40 @@ fn two_generations(mutation: Mutation) {
   });
 }
 
+/// Three parties: one waits, one gives up, and another thread resets the
+/// barrier once one of them arrived: the waiting party is told broken,
+/// never passed.
+fn reset_during_a_break(mutation: Mutation) {
+  let mut model = loom::model::Builder::new();
+  model.preemption_bound = Some(2);
+  model.check(move || {
+    let barrier = Barrier::new(3, mutation);
+    // The waiting party arrives before the reset (one that came after
+    // would wait for a generation of three that nobody else comes to).
+    let (generation, _) = barrier.arrive().unwrap();
+    let waiter = {
+      let barrier = barrier.clone();
+      thread::spawn(move || barrier.wait_for(generation, false, false))
+    };
+    let quitter = {
+      let barrier = barrier.clone();
+      thread::spawn(move || barrier.party(true, false))
+    };
+    barrier.reset();
+    let (waited, quit) = (waiter.join().unwrap(), quitter.join().unwrap());
+    assert_ne!(
+      waited,
+      Outcome::Passed,
+      "a party passed a generation that was broken and reset ({quit:?})"
+    );
+  });
+}
+
+#[test]
+fn a_reset_during_a_break_tells_the_waiting_party_broken() {
+  reset_during_a_break(Mutation::None);
+}
+
 #[test]
 fn two_parties_pass_two_generations() {
   two_generations(Mutation::None);
@@ -286,13 +355,14 @@ fn mutated_model() {
     Mutation::None,
     Mutation::LastWithoutNotify,
     Mutation::BreakWithoutNotify,
-    Mutation::MarkEndedFirst,
+    Mutation::ResetWithoutPrevBroken,
   ]
   .into_iter()
   .find(|m| format!("{m:?}") == name)
   .expect("a known mutation");
   match mutation {
     Mutation::LastWithoutNotify => two_generations(mutation),
+    Mutation::ResetWithoutPrevBroken => reset_during_a_break(mutation),
     _ => one_gives_up(mutation, false),
   }
   println!("model held");
@@ -341,6 +411,9 @@ fn mutation_a_break_that_wakes_nobody_strands_the_parties() {
 }
 
 #[test]
-fn mutation_marking_ended_before_the_break_tells_a_passed_generation_broken() {
-  fails_with(Mutation::MarkEndedFirst, "with nobody breaking it");
+fn mutation_a_reset_without_prev_broken_tells_a_broken_generation_passed() {
+  fails_with(
+    Mutation::ResetWithoutPrevBroken,
+    "passed a generation that was broken",
+  );
 }

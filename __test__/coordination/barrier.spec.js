@@ -65,7 +65,7 @@ describe('Barrier', function () {
   it('rejects bad arguments with TypeError/RangeError naming them', async () => {
     assert.throws(() => new Barrier(), { name: 'TypeError', message: /"parties"/ });
     assert.throws(() => new Barrier(0), { name: 'RangeError', message: /"parties"/ });
-    assert.throws(() => new Barrier(65536), { name: 'RangeError', message: /"parties"/ });
+    assert.throws(() => new Barrier(32768), { name: 'RangeError', message: /"parties"/ });
     assert.throws(() => new Barrier(2, new SharedArrayBuffer(8)), { name: 'RangeError', message: /"sab"/ });
     assert.throws(() => new Barrier(2, new SharedArrayBuffer(16), 2), { name: 'RangeError', message: /"index"/ });
     const barrier = new Barrier(2);
@@ -160,11 +160,73 @@ describe('Barrier', function () {
     const barrier = new Barrier(3);
     const dying = worker(arriveOnce(), { barrier });
     await until(() => barrier.waiting === 1, 'the worker to arrive');
-    const mine = barrier.arriveAndWaitAsync();
+    // (Its outcome taken at once: it may reject before terminate() resolves.)
+    const mine = barrier.arriveAndWaitAsync().then(() => 'passed', (error) => error.code);
     await until(() => queued(barrier) === 2, 'both to wait');
     await dying.terminate();
-    await assert.rejects(mine, { code: 'ERR_BARRIER_BROKEN' });
+    assert.strictEqual(await mine, 'ERR_BARRIER_BROKEN');
     assert.strictEqual(barrier.broken, true);
+    assert.strictEqual(queued(barrier), 0);
+  });
+
+  /**
+   * A worker whose Atomics.compareExchange on the barrier's state blocks
+   * (standing for the moment a thread is stopped at) once it made a change
+   * `stopAt` (a function's source: (expected, replacement) => boolean)
+   * picks, posting 'stopped' first; then runs `action` (a function's source).
+   */
+  function stoppingWorker(barrier, stopAt, action) {
+    return worker(
+      `(barrier, data, wd, port) => {
+        const cas = Atomics.compareExchange;
+        const stopAt = ${stopAt};
+        Atomics.compareExchange = (array, index, expected, replacement) => {
+          const was = cas(array, index, expected, replacement);
+          if (array === barrier.i32a && index === barrier.index && was === expected && stopAt(expected, replacement)) {
+            port.postMessage('stopped');
+            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+          }
+          return was;
+        };
+        try {
+          (${action})(barrier);
+        } catch (error) {
+          port.postMessage(error.code || String(error));
+        }
+      }`,
+      { barrier }
+    );
+  }
+
+  it('a worker stopped right after the arrival that completed a generation, before its notify, still wakes the parties', async () => {
+    const barrier = new Barrier(2);
+    let outcome = null;
+    const mine = barrier.arriveAndWaitAsync().then((arrival) => (outcome = arrival), (error) => (outcome = error.code));
+    await until(() => queued(barrier) === 1, 'the main thread to wait');
+    const last = stoppingWorker(barrier, '(expected, replacement) => replacement >>> 17 !== expected >>> 17', '(b) => b.arriveAndWait()');
+    assert.strictEqual(await last.next(), 'stopped');
+    assert.deepStrictEqual([outcome, queued(barrier)], [null, 1], 'not woken yet');
+    await last.terminate();
+    await until(() => outcome !== null, 'the teardown to wake the party');
+    await mine;
+    assert.deepStrictEqual([outcome, barrier.broken, queued(barrier)], [0, false, 0]);
+  });
+
+  it('a break stopped between its CAS and its notify, and a reset() meanwhile: the other party is told broken, never passed, and woken', async () => {
+    // Worker A waits; worker B times out and is stopped right after it set
+    // BROKEN; the main thread resets (and so moves the barrier on) before
+    // B's teardown wakes A.
+    const barrier = new Barrier(3);
+    const a = worker(arriveOnce(), { barrier });
+    await until(() => barrier.waiting === 1, 'worker A to arrive');
+    const b = stoppingWorker(barrier, '(expected, replacement) => (replacement & 65536) !== 0 && (expected & 65536) === 0', '(b) => b.arriveAndWait(20)');
+    assert.strictEqual(await b.next(), 'stopped');
+    assert.strictEqual(barrier.broken, true);
+    barrier.reset();
+    assert.deepStrictEqual([barrier.broken, barrier.waiting], [false, 0]);
+    await b.terminate();
+    assert.strictEqual(await a.next(), 'ERR_BARRIER_BROKEN');
+    await a.done();
     assert.strictEqual(queued(barrier), 0);
   });
 

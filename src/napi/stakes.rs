@@ -28,7 +28,8 @@ enum Kind {
   /// notify, may not have woken the waiters yet.
   Owed = 2,
   /// A Barrier: the word is its state, the next Int32 its `ended` bits; the
-  /// stake's first Int32 is the generation + 1 the instance waits at.
+  /// stake's first Int32 is the generation + 1 the instance waits at, its
+  /// second 1 while a wake-up of every waiter is owed.
   Barrier = 3,
 }
 
@@ -210,15 +211,19 @@ pub fn release_stakes(js: Js, watch: &Watch) {
       }
       // A count-down to zero or a notify that may not have woken them.
       Kind::Owed => held != 0,
-      // Waiting at generation held - 1: broken for the others.
-      Kind::Barrier if held > 0 => {
-        // SAFETY: the word, in its held buffer.
-        let state = unsafe { memory::watched_word(entry.word) };
-        // SAFETY: the Int32 after it, in the same held buffer.
-        let ended = unsafe { memory::watched_word(entry.word + 4) };
-        stake::break_dead_party(state, ended, held as u32 - 1)
+      // Waiting at generation held - 1: broken for the others; and a
+      // wake-up owed (`announced` here: the stake's second Int32) after a
+      // last arrival, a break or a reset that may not have notified.
+      Kind::Barrier => {
+        let broke = held > 0 && {
+          // SAFETY: the word, in its held buffer.
+          let state = unsafe { memory::watched_word(entry.word) };
+          // SAFETY: the Int32 after it, in the same held buffer.
+          let ended = unsafe { memory::watched_word(entry.word + 4) };
+          stake::break_dead_party(state, ended, held as u32 - 1)
+        };
+        broke || announced != 0
       }
-      Kind::Barrier => false,
     };
     if wake && matches!(wake_lock_waiter(entry.word, usize::MAX, |_| {}), Woke::Owed) {
       pass_on([entry.word]);
