@@ -13,7 +13,7 @@
 //                            generation before ended broken (reset())
 //   i32a[index + 1]  ended   bit (g & 31) set: generation g ended broken
 //                            (for a party that wakes to find the barrier
-//                            two or more generations on)
+//                            two to 15 generations on; see clearEnded)
 //   i32a[index + 2]  parties
 //
 //   arrive:  CAS arrived + 1; the last party instead CASes to generation
@@ -113,15 +113,15 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
   }
 
   /**
-   * Generation `generation` has just started (this thread's CAS): its
-   * `ended` bit, 32 generations old, is cleared; should the generation
-   * have been broken meanwhile (a break sets BROKEN, then the bit), it is
-   * set again.
+   * Generation `generation` has just started (this thread's CAS): clears
+   * the `ended` bit of generation + 16, which told how generation - 16
+   * ended, 16 generations before that bit is needed again. A bit is so
+   * right for a party up to 15 generations late, also when a clear comes
+   * late (its thread slow); a thread stopped right before it leaves that
+   * one bit as it was until its next clear, 32 generations on.
    */
   function clearEnded(i32a, index, generation) {
-    Atomics.and(i32a, index + 1, ~endedBit(generation));
-    const state = Atomics.load(i32a, index);
-    if (generationOf(state) === generation && (state & BROKEN) !== 0) Atomics.or(i32a, index + 1, endedBit(generation));
+    Atomics.and(i32a, index + 1, ~endedBit(generation + 16));
   }
 
   /**
@@ -276,9 +276,9 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
       const { i32a, index } = this;
       const { generation, arrival, last } = arrive(this, stake);
       if (last) return arrival;
-      const deadline = ms === Infinity ? Infinity : performance.now() + ms;
       let over = false; // the generation's outcome is known to this party
       try {
+        const deadline = ms === Infinity ? Infinity : performance.now() + ms;
         for (;;) {
           const state = Atomics.load(i32a, index);
           const now = standing(i32a, index, generation, state);

@@ -112,10 +112,13 @@ impl Barrier {
       let arrived = (seen & 0x7fff) + 1;
       if arrived == self.parties {
         let next_generation = (generation + 1) & 0x3fff;
-        self.ended.fetch_and(!(1 << (next_generation & 31)), SeqCst);
         let next = (next_generation << SHIFT) as i32;
         match self.state.compare_exchange(seen, next, SeqCst, SeqCst) {
           Ok(_) => {
+            // lib/barrier.js clearEnded: the bit of 16 generations on.
+            self
+              .ended
+              .fetch_and(!(1 << ((next_generation + 16) & 31)), SeqCst);
             if self.mutation != Mutation::LastWithoutNotify {
               self.wake_all();
             }

@@ -81,8 +81,8 @@ describe('Barrier', function () {
     const barrier = new Barrier(3);
     const a = worker(arriveOnce(), { barrier });
     const b = worker(arriveOnce(), { barrier });
-    await until(() => barrier.waiting === 2, 'both workers to arrive');
-    assert.strictEqual(queued(barrier), 2);
+    await until(() => queued(barrier) === 2, 'both workers to wait');
+    assert.strictEqual(barrier.waiting, 2);
     assert.strictEqual(await barrier.arriveAndWaitAsync(), 2, 'the last arrival');
     const indexes = [await a.next(), await b.next()].sort();
     assert.deepStrictEqual(indexes, [0, 1]);
@@ -210,6 +210,20 @@ describe('Barrier', function () {
     await until(() => outcome !== null, 'the teardown to wake the party');
     await mine;
     assert.deepStrictEqual([outcome, barrier.broken, queued(barrier)], [0, false, 0]);
+  });
+
+  it('a break stopped between its CAS and its notify still wakes the other parties, told broken', async () => {
+    const barrier = new Barrier(3);
+    let outcome = null;
+    const mine = barrier.arriveAndWaitAsync().then((arrival) => (outcome = arrival), (error) => (outcome = error.code));
+    await until(() => queued(barrier) === 1, 'the main thread to wait');
+    const quitter = stoppingWorker(barrier, '(expected, replacement) => (replacement & 65536) !== 0 && (expected & 65536) === 0', '(b) => b.arriveAndWait(20)');
+    assert.strictEqual(await quitter.next(), 'stopped');
+    assert.deepStrictEqual([barrier.broken, outcome], [true, null], 'broken, its parties not woken yet');
+    await quitter.terminate();
+    await until(() => outcome !== null, 'the teardown to wake the party');
+    await mine;
+    assert.deepStrictEqual([outcome, queued(barrier)], ['ERR_BARRIER_BROKEN', 0]);
   });
 
   it('a break stopped between its CAS and its notify, and a reset() meanwhile: the other party is told broken, never passed, and woken', async () => {
