@@ -5,6 +5,7 @@
 // breaks the generation for all (ERR_BARRIER_BROKEN) until reset().
 
 const assert = require('assert');
+const { spawnSync } = require('child_process');
 const { Worker } = require('worker_threads');
 const { Barrier, waitersForTesting } = require('../..');
 const { root, until } = require('../helpers');
@@ -244,6 +245,30 @@ describe('Barrier', function () {
     assert.strictEqual(queued(barrier), 0);
   });
 
+  it('a party whose wait throws (here performance.now, standing in for the stack limit) breaks the generation for the others', async () => {
+    const barrier = new Barrier(3);
+    let outcome = null;
+    const mine = barrier.arriveAndWaitAsync().then((arrival) => (outcome = arrival), (error) => (outcome = error.code));
+    await until(() => queued(barrier) === 1, 'the main thread to wait');
+    const w = worker(
+      `(barrier, data, wd, port) => {
+        require('perf_hooks').performance.now = () => {
+          throw new RangeError('stand-in');
+        };
+        try {
+          barrier.arriveAndWait(1000);
+        } catch (error) {
+          port.postMessage(error.message);
+        }
+      }`,
+      { barrier }
+    );
+    assert.strictEqual(await w.next(), 'stand-in');
+    await until(() => outcome !== null, 'the other party to be told');
+    await mine;
+    assert.deepStrictEqual([outcome, barrier.broken, barrier.waiting], ['ERR_BARRIER_BROKEN', true, 2]);
+  });
+
   it('reset() breaks the waiting generation for its parties and starts a fresh one', async () => {
     const barrier = new Barrier(2);
     const waiter = worker(arriveOnce(), { barrier });
@@ -254,5 +279,28 @@ describe('Barrier', function () {
     const next = worker(arriveOnce(), { barrier });
     const mine = await barrier.arriveAndWaitAsync();
     assert.deepStrictEqual([mine, await next.next()].sort(), [0, 1], 'a fresh generation');
+  });
+
+  it('a pending arriveAndWaitAsync keeps the process alive until the generation completes; unref() lets it exit', () => {
+    const script = (unref) => `
+      const { Worker } = require('worker_threads');
+      const { Barrier, unref } = require(${JSON.stringify(root)});
+      const barrier = new Barrier(2);
+      ${unref ? 'unref();' : ''}
+      // The worker (unref'd: it does not keep the process alive) arrives
+      // after a while.
+      const w = new Worker('const { workerData } = require("worker_threads");' +
+        'const { Barrier } = require(workerData.root);' +
+        'Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);' +
+        'Barrier.from(workerData.barrier).arriveAndWait();', { eval: true, workerData: { root: ${JSON.stringify(root)}, barrier } });
+      w.unref();
+      barrier.arriveAndWaitAsync().then((arrival) => console.log('passed ' + arrival));
+    `;
+    const alive = spawnSync(process.execPath, ['-e', script(false)], { encoding: 'utf8', timeout: 20000 });
+    assert.strictEqual(alive.status, 0, alive.stderr);
+    assert.strictEqual(alive.stdout.trim(), 'passed 0');
+    const unrefd = spawnSync(process.execPath, ['-e', script(true)], { encoding: 'utf8', timeout: 20000 });
+    assert.strictEqual(unrefd.status, 0, unrefd.stderr);
+    assert.strictEqual(unrefd.stdout.trim(), '', 'exited without waiting for the generation');
   });
 });
