@@ -21,6 +21,9 @@
 //   condition-main   ping-pong over a condition: main thread awaits (waitAsync), a worker
 //                    blocks (wait); round trips per second
 //   condition-workers  the same between two blocking workers
+//   semaphore-*      the blocking, async and contended-2/-4 rows over a semaphore of 1 permit
+//   barrier-2/-4     2 / 4 workers pass a barrier's phases for --ms (each stops after the
+//                    same phase); phases per second
 //   fairness         3 workers lock/unlock in a tight loop (Web Locks: async loops) while the
 //                    main thread runs `await executeLocked(f)` for --ms: main's acquisitions
 //                    per second and the latency of each (p50/p99/max)
@@ -50,12 +53,16 @@ const TURN = 48; // condition ping-pong: 0 the initiator's turn, 1 the responder
 const STOP = 64; // condition ping-pong: 1 once the initiator is done (read under the lock)
 const COND = 80; // the package's condition word
 const SEM = 96; // the package's and the native semaphore's three words
-const SLOTS = 112;
+const BAR = 112; // the package's and the native barrier's words
+const LAST = 128; // barrier rows: the phase every worker stops after
+const PHASE = 144; // barrier rows: the phases worker 0 passed
+const SLOTS = 160;
 
 const IMPLS = ['package', 'mutex', 'weblocks', 'multithreading', 'post'];
 const CASES = ['blocking', 'async', 'contended-2', 'contended-4', 'async-contended-2', 'async-contended-4',
   'condition-main', 'condition-workers', 'fairness',
-  'semaphore-blocking', 'semaphore-async', 'semaphore-contended-2', 'semaphore-contended-4'];
+  'semaphore-blocking', 'semaphore-async', 'semaphore-contended-2', 'semaphore-contended-4',
+  'barrier-2', 'barrier-4'];
 const IMPL_LABEL = {
   package: 'atomics-waitasync',
   mutex: 'Atomics.Mutex (V8)',
@@ -80,7 +87,34 @@ function arg(name, fallback) {
 // ---------------------------------------------------------------------------
 
 async function implementation(impl, shared, form) {
+  if (form === 'barrier') return barrierImplementation(impl, shared);
   return form === 'semaphore' ? semaphoreImplementation(impl, shared) : lockImplementation(impl, shared);
+}
+
+/**
+ * The barrier rows: `arrive()` blocks until all `shared.parties` workers
+ * arrived (made by the main thread before the workers start).
+ */
+async function barrierImplementation(impl, shared) {
+  const i32 = new Int32Array(shared.sab);
+  if (impl === 'package') {
+    const { Barrier } = require('..');
+    const barrier = isMainThread ? new Barrier(shared.parties, i32, BAR) : Barrier.from({ i32a: i32, index: BAR });
+    return { arrive: () => barrier.arriveAndWait() };
+  }
+  if (impl === 'multithreading') {
+    const lib = await loadMultithreading();
+    if (lib.unsupported) return lib;
+    const barrier = new lib.Barrier(undefined, shared.barSab); // (its capacity written in sharedState)
+    return { arrive: () => barrier.blockingWait() };
+  }
+  if (impl === 'post') {
+    require('..'); // every thread loads the package, as in the lock rows
+    const { NativeBarrier } = require('./barrier-native');
+    const barrier = new NativeBarrier(shared.sab, BAR, shared.parties);
+    return { arrive: () => barrier.arriveAndWait() };
+  }
+  return { unsupported: impl === 'weblocks' ? 'Web Locks have no barrier' : 'V8 has no barrier' };
 }
 
 /**
@@ -413,6 +447,17 @@ async function workerMain() {
       }
     }
     parentPort.postMessage(ops);
+  } else if (role === 'barrier') {
+    // Phases until LAST (set by the main thread once its time is up, a
+    // phase or two ahead of worker 0, so that every worker stops after the
+    // same phase); worker 0 counts them in PHASE.
+    let phase = 0;
+    while (phase < Atomics.load(i32, LAST)) {
+      api.arrive();
+      phase++;
+      if (workerData.first) Atomics.store(i32, PHASE, phase);
+    }
+    parentPort.postMessage(phase);
   } else if (role === 'responder') {
     parentPort.postMessage(api.responder());
   } else if (role === 'initiator') {
@@ -460,6 +505,8 @@ function sharedState(impl) {
   };
   new Int32Array(shared.semSab)[0] = 1; // 1 permit
   new Int32Array(shared.sab)[SEM] = 1; // the native semaphore's 1 permit (the package's writes its own)
+  new Int32Array(shared.sab)[LAST] = 0x3fffffff; // barrier rows: until told
+  shared.barSab = new SharedArrayBuffer(16); // multithreading's Barrier: lock, capacity, count, generation (measureCase)
   if (impl === 'mutex' && typeof Atomics.Mutex === 'function') {
     shared.mutex = new Atomics.Mutex();
     shared.condition = new Atomics.Condition();
@@ -508,9 +555,17 @@ async function runCase(caseName, impl, ms) {
 
 async function measureCase(fullCase, impl, ms) {
   // The semaphore rows run the lock rows' loops over a semaphore of 1.
-  const form = fullCase.startsWith('semaphore-') ? 'semaphore' : 'lock';
+  const barrierRow = /^barrier-(\d+)$/.exec(fullCase);
+  const form = barrierRow ? 'barrier' : fullCase.startsWith('semaphore-') ? 'semaphore' : 'lock';
   const caseName = form === 'semaphore' ? fullCase.slice('semaphore-'.length) : fullCase;
   const shared = sharedState(impl);
+  if (barrierRow) {
+    shared.parties = Number(barrierRow[1]);
+    // multithreading's Barrier, as its constructor writes it: capacity, and a count down from it.
+    new Int32Array(shared.barSab)[1] = shared.parties;
+    new Int32Array(shared.barSab)[2] = shared.parties;
+    return measureBarrier(impl, shared, ms);
+  }
   const i32 = new Int32Array(shared.sab);
   const api = await implementation(impl, shared, form);
   if (api.unsupported) return unsupported(impl, api.unsupported);
@@ -632,6 +687,29 @@ async function measureCase(fullCase, impl, ms) {
   throw new Error(`unknown case ${caseName}`);
 }
 
+/** A barrier row: `shared.parties` workers pass phases for `ms`; phases per second. */
+async function measureBarrier(impl, shared, ms) {
+  const i32 = new Int32Array(shared.sab);
+  const api = await implementation(impl, shared, 'barrier');
+  if (api.unsupported) return unsupported(impl, api.unsupported);
+  const threads = [];
+  for (let w = 0; w < shared.parties; w++) {
+    threads.push(startWorker({ impl, shared, role: 'barrier', form: 'barrier', first: w === 0 }));
+  }
+  for (const t of threads) await t.next(); // 'ready'
+  Atomics.store(i32, GO, 1);
+  Atomics.notify(i32, GO);
+  const start = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  Atomics.store(i32, LAST, Atomics.load(i32, PHASE) + 2);
+  const phases = [];
+  for (const t of threads) phases.push(await t.next());
+  const elapsed = performance.now() - start;
+  for (const t of threads) await t.worker.terminate();
+  if (phases.some((p) => p !== phases[0])) throw new Error(`barrier out of step: ${phases.join(', ')} phases`);
+  return { impl, metrics: { phasesPerSec: (phases[0] / elapsed) * 1000 }, phases: phases[0], ms: elapsed };
+}
+
 // ---------------------------------------------------------------------------
 // Orchestration: rounds × cases × implementations, fresh processes
 // ---------------------------------------------------------------------------
@@ -650,6 +728,8 @@ const METRICS = {
   'semaphore-async': [{ key: 'nsPerOp', label: 'semaphore, uncontended async acquire (await)', unit: 'ns/op', better: 'lower' }],
   'semaphore-contended-2': [{ key: 'opsPerSec', label: 'semaphore, 2 workers contending, blocking', unit: 'ops/s', better: 'higher' }],
   'semaphore-contended-4': [{ key: 'opsPerSec', label: 'semaphore, 4 workers contending, blocking', unit: 'ops/s', better: 'higher' }],
+  'barrier-2': [{ key: 'phasesPerSec', label: 'barrier, 2 blocking workers, phases', unit: 'phases/s', better: 'higher' }],
+  'barrier-4': [{ key: 'phasesPerSec', label: 'barrier, 4 blocking workers, phases', unit: 'phases/s', better: 'higher' }],
   fairness: [
     { key: 'mainPerSec', label: 'fairness: main acquisitions', unit: '/s', better: 'higher' },
     { key: 'mainShare', label: 'fairness: main share of all acquisitions', unit: 'fraction', better: 'higher' },
@@ -833,6 +913,8 @@ const GOALS = [
   { caseName: 'semaphore-async', key: 'nsPerOp', impl: 'post', max: 1.0, what: 'semaphore async uncontended, time ÷ hand-written native' },
   { caseName: 'semaphore-contended-2', key: 'opsPerSec', impl: 'multithreading', min: 1.5, what: 'semaphore 2 workers contending ÷ multithreading' },
   { caseName: 'semaphore-contended-4', key: 'opsPerSec', impl: 'multithreading', min: 1.5, what: 'semaphore 4 workers contending ÷ multithreading' },
+  { caseName: 'barrier-2', key: 'phasesPerSec', impl: 'multithreading', min: 1.5, what: 'barrier phase, 2 parties ÷ multithreading' },
+  { caseName: 'barrier-4', key: 'phasesPerSec', impl: 'multithreading', min: 1.5, what: 'barrier phase, 4 parties ÷ multithreading' },
 ];
 
 function goalRows(rows) {
