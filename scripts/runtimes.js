@@ -11,6 +11,7 @@
 //   node scripts/runtimes.js              install every runtime, print name, version, path
 //   node scripts/runtimes.js node14 bun   only these
 //   node scripts/runtimes.js --list       the names known here
+//   node scripts/runtimes.js --help       this usage
 //
 // ATOMICS_WAITASYNC_RUNTIMES_DIR overrides the runtimes folder alone;
 // ATOMICS_WAITASYNC_CACHE moves the whole cache.
@@ -116,6 +117,16 @@ module.exports = { RUNTIMES, ensure, binaryPath, cacheDir, supported };
 
 if (require.main === module) {
   const names = process.argv.slice(2);
+  if (names.includes('--help') || names.includes('-h')) {
+    console.log('usage: node scripts/runtimes.js [--list] [name ...]\n' +
+      '  no name: install every runtime; --list: the names known here, with their packages');
+    process.exit(0);
+  }
+  const unknown = names.filter((name) => name !== '--list' && !RUNTIMES[name]);
+  if (unknown.length) {
+    console.error(`runtimes: unknown ${unknown.map((n) => `"${n}"`).join(', ')}; known: ${Object.keys(RUNTIMES).join(', ')} (or --list, --help)`);
+    process.exit(2);
+  }
   if (names.includes('--list')) {
     for (const [name, r] of Object.entries(RUNTIMES)) console.log(`${name}\t${r.package}@${r.version}`);
     process.exit(0);
