@@ -19,8 +19,14 @@
 use std::sync::atomic::Ordering::SeqCst;
 
 use loom::sync::atomic::{AtomicI32, AtomicUsize};
-use loom::sync::{Arc, Condvar, Mutex};
+use loom::sync::Arc;
 use loom::thread;
+
+#[path = "common/loom_mutation.rs"]
+mod loom_mutation;
+#[path = "common/loom_wait_queue.rs"]
+mod loom_wait_queue;
+use loom_wait_queue::WaitQueue;
 
 /// A step of the protocol weakened, to see the model fail.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -42,9 +48,8 @@ enum Mutation {
 /// The count, and the registry's queue on it.
 struct Latch {
   count: AtomicI32,
-  queue: Mutex<Vec<usize>>,
-  woken: Condvar,
-  tickets: AtomicUsize,
+  /// The registry's queue on the word (common/loom_wait_queue.rs).
+  waits: WaitQueue,
   mutation: Mutation,
 }
 
@@ -52,34 +57,19 @@ impl Latch {
   fn new(count: i32, mutation: Mutation) -> Arc<Latch> {
     Arc::new(Latch {
       count: AtomicI32::new(count),
-      queue: Mutex::new(Vec::new()),
-      woken: Condvar::new(),
-      tickets: AtomicUsize::new(0),
+      waits: WaitQueue::new(),
       mutation,
     })
   }
 
-  /// The binding's wait(i32a, index, expected): queues only if the word
-  /// still holds `expected`, then sleeps until a notify takes it off.
+  /// The binding's wait(i32a, index, expected) on the count.
   fn wait_on(&self, expected: i32) {
-    let mut queue = self.queue.lock().unwrap();
-    if self.count.load(SeqCst) != expected {
-      return; // "not-equal"
-    }
-    let ticket = self.tickets.fetch_add(1, SeqCst);
-    queue.push(ticket);
-    while queue.contains(&ticket) {
-      queue = self.woken.wait(queue).unwrap();
-    }
+    self.waits.wait(&self.count, expected);
   }
 
-  /// notify(i32a, index, count): wakes the `count` oldest waiters.
+  /// notify(i32a, index, count).
   fn notify(&self, count: usize) {
-    let mut queue = self.queue.lock().unwrap();
-    let n = count.min(queue.len());
-    queue.drain(..n);
-    drop(queue);
-    self.woken.notify_all();
+    self.waits.notify(count);
   }
 
   fn wake_all(&self) {
@@ -241,30 +231,14 @@ fn mutated_model() {
   println!("model held");
 }
 
-/// Runs the model with `mutation` in a child process; returns whether it
-/// held, and what the child printed.
+/// Runs the model with `mutation` in a child process (common/loom_mutation.rs).
 fn run_mutated(mutation: Mutation) -> (bool, String) {
-  let output = std::process::Command::new(std::env::current_exe().unwrap())
-    .args(["--ignored", "--exact", "mutated_model", "--nocapture"])
-    .env(MUTATION_VAR, format!("{mutation:?}"))
-    .output()
-    .unwrap();
-  let printed =
-    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
-  (
-    output.status.success() && printed.contains("model held"),
-    printed,
-  )
+  loom_mutation::run_mutated(MUTATION_VAR, &format!("{mutation:?}"))
 }
 
 /// The model fails with `mutation`, for the reason `expected` says.
 fn fails_with(mutation: Mutation, expected: &str) {
-  let (held, printed) = run_mutated(mutation);
-  assert!(!held, "the model held with {mutation:?}");
-  assert!(
-    printed.contains(expected),
-    "{mutation:?} failed, but not with {expected:?}:\n{printed}"
-  );
+  loom_mutation::fails_with(MUTATION_VAR, &format!("{mutation:?}"), expected);
 }
 
 #[test]

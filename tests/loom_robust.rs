@@ -31,6 +31,9 @@ use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 use robust::{held_by, ABANDONED, FAIR, FREE, HANDED, WAITERS};
 
+#[path = "common/loom_mutation.rs"]
+mod loom_mutation;
+
 /// A step of the protocol weakened, to see the model fail.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mutation {
@@ -513,30 +516,14 @@ fn mutated_model() {
   println!("model held");
 }
 
-/// Runs the model with `mutation` in a child process; returns whether it
-/// held, and what the child printed.
+/// Runs the model with `mutation` in a child process (common/loom_mutation.rs).
 fn run_mutated(mutation: Mutation) -> (bool, String) {
-  let output = std::process::Command::new(std::env::current_exe().unwrap())
-    .args(["--ignored", "--exact", "mutated_model", "--nocapture"])
-    .env(MUTATION_VAR, format!("{mutation:?}"))
-    .output()
-    .unwrap();
-  let printed =
-    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
-  (
-    output.status.success() && printed.contains("model held"),
-    printed,
-  )
+  loom_mutation::run_mutated(MUTATION_VAR, &format!("{mutation:?}"))
 }
 
 /// The model fails with `mutation`, for the reason `expected` says.
 fn fails_with(mutation: Mutation, expected: &str) {
-  let (held, printed) = run_mutated(mutation);
-  assert!(!held, "the model held with {mutation:?}");
-  assert!(
-    printed.contains(expected),
-    "{mutation:?} failed, but not with {expected:?}:\n{printed}"
-  );
+  loom_mutation::fails_with(MUTATION_VAR, &format!("{mutation:?}"), expected);
 }
 
 #[test]

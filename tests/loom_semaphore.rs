@@ -31,9 +31,15 @@ mod stake;
 
 use std::sync::atomic::Ordering::SeqCst;
 
-use loom::sync::atomic::{fence, AtomicI32, AtomicUsize};
-use loom::sync::{Arc, Condvar, Mutex};
+use loom::sync::atomic::{fence, AtomicI32};
+use loom::sync::Arc;
 use loom::thread;
+
+#[path = "common/loom_mutation.rs"]
+mod loom_mutation;
+#[path = "common/loom_wait_queue.rs"]
+mod loom_wait_queue;
+use loom_wait_queue::WaitQueue;
 
 /// A step of the protocol weakened, to see the model fail.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -58,9 +64,8 @@ struct Semaphore {
   permits: AtomicI32,
   waiters: AtomicI32,
   total: i32,
-  queue: Mutex<Vec<usize>>,
-  woken: Condvar,
-  tickets: AtomicUsize,
+  /// The registry's queue on the word (common/loom_wait_queue.rs).
+  waits: WaitQueue,
   /// Permits held now, by everyone (never more than `total`).
   held: AtomicI32,
   mutation: Mutation,
@@ -72,31 +77,20 @@ impl Semaphore {
       permits: AtomicI32::new(total),
       waiters: AtomicI32::new(0),
       total,
-      queue: Mutex::new(Vec::new()),
-      woken: Condvar::new(),
-      tickets: AtomicUsize::new(0),
+      waits: WaitQueue::new(),
       held: AtomicI32::new(0),
       mutation,
     })
   }
 
-  /// The binding's wait(i32a, index, expected).
+  /// The binding's wait(i32a, index, expected) on `permits`.
   fn wait_on(&self, expected: i32) {
-    let mut queue = self.queue.lock().unwrap();
-    if self.permits.load(SeqCst) != expected {
-      return; // "not-equal"
-    }
-    let ticket = self.tickets.fetch_add(1, SeqCst);
-    queue.push(ticket);
-    while queue.contains(&ticket) {
-      queue = self.woken.wait(queue).unwrap();
-    }
+    self.waits.wait(&self.permits, expected);
   }
 
   /// notify(i32a, index, Infinity).
   fn wake_all(&self) {
-    self.queue.lock().unwrap().clear();
-    self.woken.notify_all();
+    self.waits.notify(usize::MAX);
   }
 
   /// lib/semaphore.js `take`: a CAS from p to p - n while p >= n. The
@@ -334,30 +328,14 @@ fn mutated_model() {
   println!("model held");
 }
 
-/// Runs the model with `mutation` in a child process; returns whether it
-/// held, and what the child printed.
+/// Runs the model with `mutation` in a child process (common/loom_mutation.rs).
 fn run_mutated(mutation: Mutation) -> (bool, String) {
-  let output = std::process::Command::new(std::env::current_exe().unwrap())
-    .args(["--ignored", "--exact", "mutated_model", "--nocapture"])
-    .env(MUTATION_VAR, format!("{mutation:?}"))
-    .output()
-    .unwrap();
-  let printed =
-    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
-  (
-    output.status.success() && printed.contains("model held"),
-    printed,
-  )
+  loom_mutation::run_mutated(MUTATION_VAR, &format!("{mutation:?}"))
 }
 
 /// The model fails with `mutation`, for the reason `expected` says.
 fn fails_with(mutation: Mutation, expected: &str) {
-  let (held, printed) = run_mutated(mutation);
-  assert!(!held, "the model held with {mutation:?}");
-  assert!(
-    printed.contains(expected),
-    "{mutation:?} failed, but not with {expected:?}:\n{printed}"
-  );
+  loom_mutation::fails_with(MUTATION_VAR, &format!("{mutation:?}"), expected);
 }
 
 #[test]
