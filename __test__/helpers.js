@@ -174,8 +174,42 @@ function contendedHere() {
   return require('../binding').lockOwner(threadId) * 2 + 1;
 }
 
+/**
+ * A worker that rebuilds primitives of the package from the ones posted to
+ * it and runs `body(...primitives, data, workerData, parentPort)` (a
+ * function's source): `uses` lists them as [class name, workerData field],
+ * e.g. [['AsyncLock', 'lock'], ['Condition', 'cond']]; `data` is an
+ * Int32Array over `workerData.data`, if given. `w.next()` resolves with its
+ * next message, `w.done()` when it exits (rejects if it fails).
+ */
+function primitiveWorker(uses, body, workerData, options) {
+  const { Worker } = require('worker_threads');
+  const classes = uses.map(([name]) => name).join(', ');
+  const made = uses.map(([name, field]) => `${name}.from(workerData.${field})`).join(', ');
+  const w = new Worker(
+    `
+    const { parentPort, workerData } = require('worker_threads');
+    const { ${classes} } = require(workerData.root);
+    const data = workerData.data && new Int32Array(workerData.data);
+    (${body})(${made}, data, workerData, parentPort);
+  `,
+    Object.assign({ eval: true, workerData: Object.assign({ root }, workerData) }, options)
+  );
+  const messages = [];
+  const waiting = [];
+  w.on('message', (m) => (waiting.length ? waiting.shift()(m) : messages.push(m)));
+  w.next = () => new Promise((resolve) => (messages.length ? resolve(messages.shift()) : waiting.push(resolve)));
+  const exited = new Promise((resolve, reject) => {
+    w.once('exit', resolve);
+    w.once('error', reject);
+  });
+  w.done = () => exited;
+  return w;
+}
+
 module.exports = {
   root,
+  primitiveWorker,
   fixture,
   until,
   startWorker,

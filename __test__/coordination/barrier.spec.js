@@ -6,34 +6,12 @@
 
 const assert = require('assert');
 const { spawnSync } = require('child_process');
-const { Worker } = require('worker_threads');
 const { Barrier, waitersForTesting } = require('../..');
-const { root, until } = require('../helpers');
+const { root, until, primitiveWorker } = require('../helpers');
 const { makeAbortController } = require('../fixtures/async-lock-helpers');
 
-/** A worker running `body(barrier, data, workerData, parentPort)` (a function's source). */
-function worker(body, workerData) {
-  const w = new Worker(
-    `
-    const { parentPort, workerData } = require('worker_threads');
-    const { Barrier } = require(workerData.root);
-    const barrier = Barrier.from(workerData.barrier);
-    const data = workerData.data && new Int32Array(workerData.data);
-    (${body})(barrier, data, workerData, parentPort);
-  `,
-    { eval: true, workerData: Object.assign({ root }, workerData) }
-  );
-  const messages = [];
-  const waiting = [];
-  w.on('message', (m) => (waiting.length ? waiting.shift()(m) : messages.push(m)));
-  w.next = () => new Promise((resolve) => (messages.length ? resolve(messages.shift()) : waiting.push(resolve)));
-  const exited = new Promise((resolve, reject) => {
-    w.once('exit', resolve);
-    w.once('error', reject);
-  });
-  w.done = () => exited;
-  return w;
-}
+/** A worker running `body(...)` over its own Barrier (helpers.js primitiveWorker). */
+const worker = (body, workerData) => primitiveWorker([['Barrier', 'barrier']], body, workerData);
 
 const queued = (barrier) => waitersForTesting(barrier.i32a, barrier.index).registry;
 

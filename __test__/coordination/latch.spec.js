@@ -6,31 +6,13 @@
 
 const assert = require('assert');
 const { spawnSync } = require('child_process');
-const { Worker } = require('worker_threads');
 const { Latch, waitersForTesting } = require('../..');
 const binding = require('../../binding');
-const { root, until } = require('../helpers');
+const { root, until, primitiveWorker } = require('../helpers');
 const { makeAbortController } = require('../fixtures/async-lock-helpers');
 
-/** A worker running `body(latch, data, workerData, parentPort)` (a function's source). */
-function worker(body, workerData) {
-  const w = new Worker(
-    `
-    const { parentPort, workerData } = require('worker_threads');
-    const { Latch } = require(workerData.root);
-    const latch = Latch.from(workerData.latch);
-    const data = workerData.data && new Int32Array(workerData.data);
-    (${body})(latch, data, workerData, parentPort);
-  `,
-    { eval: true, workerData: Object.assign({ root }, workerData) }
-  );
-  const exited = new Promise((resolve, reject) => {
-    w.once('exit', resolve);
-    w.once('error', reject);
-  });
-  w.done = () => exited;
-  return w;
-}
+/** A worker running `body(...)` over its own Latch (helpers.js primitiveWorker). */
+const worker = (body, workerData) => primitiveWorker([['Latch', 'latch']], body, workerData);
 
 const queued = (latch) => waitersForTesting(latch.i32a, latch.index).registry;
 

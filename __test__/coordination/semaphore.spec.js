@@ -6,34 +6,12 @@
 
 const assert = require('assert');
 const { spawnSync } = require('child_process');
-const { Worker } = require('worker_threads');
 const { Semaphore, waitersForTesting } = require('../..');
-const { root, until } = require('../helpers');
+const { root, until, primitiveWorker } = require('../helpers');
 const { makeAbortController } = require('../fixtures/async-lock-helpers');
 
-/** A worker running `body(semaphore, data, workerData, parentPort)` (a function's source). */
-function worker(body, workerData, options) {
-  const w = new Worker(
-    `
-    const { parentPort, workerData } = require('worker_threads');
-    const { Semaphore } = require(workerData.root);
-    const semaphore = Semaphore.from(workerData.semaphore);
-    const data = workerData.data && new Int32Array(workerData.data);
-    (${body})(semaphore, data, workerData, parentPort);
-  `,
-    Object.assign({ eval: true, workerData: Object.assign({ root }, workerData) }, options)
-  );
-  const messages = [];
-  const waiting = [];
-  w.on('message', (m) => (waiting.length ? waiting.shift()(m) : messages.push(m)));
-  w.next = () => new Promise((resolve) => (messages.length ? resolve(messages.shift()) : waiting.push(resolve)));
-  const exited = new Promise((resolve, reject) => {
-    w.once('exit', resolve);
-    w.once('error', reject);
-  });
-  w.done = () => exited;
-  return w;
-}
+/** A worker running `body(...)` over its own Semaphore (helpers.js primitiveWorker). */
+const worker = (body, workerData, options) => primitiveWorker([['Semaphore', 'semaphore']], body, workerData, options);
 
 const queued = (semaphore) => waitersForTesting(semaphore.i32a, semaphore.index).registry;
 /** The `waiters` word: threads between announcing a wait and leaving it. */

@@ -5,35 +5,13 @@
 // many; a bounded buffer between workers and the main thread stays exact.
 
 const assert = require('assert');
-const { Worker, threadId } = require('worker_threads');
+const { threadId } = require('worker_threads');
 const { AsyncLock, Condition, waitersForTesting } = require('../..');
-const { root, until } = require('../helpers');
+const { root, until, primitiveWorker } = require('../helpers');
 const { makeAbortController } = require('../fixtures/async-lock-helpers');
 
-/** A worker running `body(lock, cond, data, workerData, parentPort)` (a function's source). */
-function worker(body, workerData) {
-  const w = new Worker(
-    `
-    const { parentPort, workerData } = require('worker_threads');
-    const { AsyncLock, Condition } = require(workerData.root);
-    const lock = AsyncLock.from(workerData.lock);
-    const cond = Condition.from(workerData.cond);
-    const data = workerData.data && new Int32Array(workerData.data);
-    (${body})(lock, cond, data, workerData, parentPort);
-  `,
-    { eval: true, workerData: Object.assign({ root }, workerData) }
-  );
-  const messages = [];
-  const waiting = [];
-  w.on('message', (m) => (waiting.length ? waiting.shift()(m) : messages.push(m)));
-  w.next = () => new Promise((resolve) => (messages.length ? resolve(messages.shift()) : waiting.push(resolve)));
-  const exited = new Promise((resolve, reject) => {
-    w.once('exit', resolve);
-    w.once('error', reject);
-  });
-  w.done = () => exited;
-  return w;
-}
+/** A worker running `body(...)` over its own AsyncLock and condition (helpers.js primitiveWorker). */
+const worker = (body, workerData) => primitiveWorker([['AsyncLock', 'lock'], ['Condition', 'cond']], body, workerData);
 
 describe('Condition', function () {
   this.timeout(60000);
