@@ -45,7 +45,10 @@ const { performance } = require('perf_hooks');
 const { describe } = require('./describe');
 const {
   codedError,
-  deliver,
+  kAttach,
+  requireStakeWatch,
+  watchStake,
+  payOwed,
   AsyncWait,
   waitEnv,
   int32Slot,
@@ -61,8 +64,6 @@ const PREV_BROKEN = 1 << 15;
 const BROKEN = 1 << 16;
 const GEN_SHIFT = 17;
 const kMaxParties = 0x7fff;
-// The constructor's first argument when from() attaches (writes nothing).
-const kAttach = Symbol('attach');
 // The binding's stake kind of a Barrier (src/napi/stakes.rs), and the
 // stake's Int32s: the generation + 1 the instance waits at (0: none), 1
 // while a wake-up of every waiter is owed (the two the teardown reads);
@@ -108,8 +109,7 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
    * notify run out of stack, this instance's next call does.
    */
   function wakeAll(i32a, index, stake) {
-    deliver(notify, i32a, index, Infinity);
-    stake[kOwed] = 0;
+    payOwed(notify, i32a, index, stake, kOwed);
   }
 
   /**
@@ -216,9 +216,7 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
      * @param {number} [index=0]
      */
     constructor(parties, sab, index) {
-      if (typeof stakeWatch !== 'function') {
-        throw new Error('atomics-waitasync: the loaded binary has no stakeWatch: Barrier needs a binary of this version (npx atomics-waitasync-build)');
-      }
+      requireStakeWatch(stakeWatch, 'Barrier');
       if (parties !== kAttach) {
         validateCount(parties, 'parties', kMaxParties);
         if (parties === 0) throw new RangeError('The "parties" argument must be an integer from 1 to 32767. Received 0');
@@ -227,16 +225,15 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
       this.sab = slot.sab;
       this.i32a = slot.i32a;
       this.index = slot.index;
-      const stake = new Int32Array(new SharedArrayBuffer(16));
-      this.#stake = stake;
       if (parties !== kAttach) {
         Atomics.store(this.i32a, this.index + 2, parties);
         Atomics.store(this.i32a, this.index + 1, 0);
         Atomics.store(this.i32a, this.index, 0);
       }
-      stake[kParties] = Atomics.load(this.i32a, this.index + 2);
       // Should this thread end waiting at the barrier, its teardown breaks it.
-      stakeWatch(this.i32a, this.index, kBarrierStake, stake, this);
+      const stake = watchStake(stakeWatch, this.i32a, this.index, kBarrierStake, 4, this);
+      stake[kParties] = Atomics.load(this.i32a, this.index + 2);
+      this.#stake = stake;
     }
 
     static from(value) {

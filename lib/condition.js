@@ -24,7 +24,7 @@
 // (handed to the factory), as AsyncLock does.
 
 const { describe } = require('./describe');
-const { codedError, deliver, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason } = require('./core');
+const { codedError, requireStakeWatch, watchStake, payOwed, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason } = require('./core');
 const { heldStateReader } = require('./async-lock');
 
 // The binding's stake kind of a wake-up owed to every waiter of the word
@@ -46,10 +46,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
     if (stake === undefined) {
       throw new TypeError(`The "this" value must be a Condition (use Condition.from() for a posted one). Received ${describe(condition)}`);
     }
-    if (stake[kOwed] !== 0) {
-      deliver(notify, condition.i32a, condition.index, Infinity);
-      stake[kOwed] = 0;
-    }
+    if (stake[kOwed] !== 0) payOwed(notify, condition.i32a, condition.index, stake, kOwed);
     return stake;
   }
 
@@ -138,9 +135,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
      * @param {number} [index=0]
      */
     constructor(sab, index) {
-      if (typeof stakeWatch !== 'function') {
-        throw new Error('atomics-waitasync: the loaded binary has no stakeWatch: Condition needs a binary of this version (npx atomics-waitasync-build)');
-      }
+      requireStakeWatch(stakeWatch, 'Condition');
       const slot = int32Slot(sab, index, 0, 4);
       /** The SharedArrayBuffer. */
       this.sab = slot.sab;
@@ -148,9 +143,8 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
       this.i32a = slot.i32a;
       /** Its index in `i32a`. */
       this.index = slot.index;
-      this.#stake = new Int32Array(new SharedArrayBuffer(8));
       // Should this thread end owing a wake-up, its teardown delivers it.
-      stakeWatch(this.i32a, this.index, kOwedStake, this.#stake, this);
+      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kOwedStake, 2, this);
     }
 
     /**

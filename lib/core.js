@@ -356,6 +356,46 @@ function waitEnv({ waitAsync, notify }, overrides) {
 }
 
 // ---------------------------------------------------------------------------
+// Stakes: what an instance holds or owes, for its thread's teardown
+// ---------------------------------------------------------------------------
+
+/** The first argument of a primitive's constructor when from() attaches (writes nothing). */
+const kAttach = Symbol('attach');
+
+/**
+ * Throws where the loaded binary has no stakeWatch (older than this file):
+ * no primitive, rather than one whose holds a dead thread keeps for good.
+ */
+function requireStakeWatch(stakeWatch, name) {
+  if (typeof stakeWatch !== 'function') {
+    throw new Error(`atomics-waitasync: the loaded binary has no stakeWatch: ${name} needs a binary of this version (npx atomics-waitasync-build)`);
+  }
+}
+
+/**
+ * A new instance's stake: `ints` Int32s of a SharedArrayBuffer of its own,
+ * in which it keeps what its thread holds of the primitive at
+ * `i32a[index]`, or owes its waiters, written right next to the atomic
+ * step each counts; watched by the thread's env (the binding's stakeWatch,
+ * src/napi/stakes.rs, as `kind`), whose teardown acts on what it still says.
+ */
+function watchStake(stakeWatch, i32a, index, kind, ints, instance) {
+  const stake = new Int32Array(new SharedArrayBuffer(ints * 4));
+  stakeWatch(i32a, index, kind, stake, instance);
+  return stake;
+}
+
+/**
+ * Delivers a wake-up of every waiter of `i32a[index]` that the stake says
+ * is owed (`stake[at]` 1, set before the atomic step that made them due
+ * one), then clears it.
+ */
+function payOwed(notify, i32a, index, stake, at) {
+  deliver(notify, i32a, index, Infinity);
+  stake[at] = 0;
+}
+
+// ---------------------------------------------------------------------------
 // Release functions
 // ---------------------------------------------------------------------------
 
@@ -420,6 +460,10 @@ function makeReleaser(release, stillHeld, props) {
 
 module.exports = {
   codedError,
+  kAttach,
+  requireStakeWatch,
+  watchStake,
+  payOwed,
   deliver,
   AsyncWait,
   waitEnv,

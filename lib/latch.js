@@ -26,7 +26,10 @@ const { performance } = require('perf_hooks');
 const { describe } = require('./describe');
 const {
   codedError,
-  deliver,
+  kAttach,
+  requireStakeWatch,
+  watchStake,
+  payOwed,
   AsyncWait,
   waitEnv,
   int32Slot,
@@ -43,8 +46,6 @@ const kMaxCount = 0x7fffffff;
 // stake's Int32 that says a wake-up is owed.
 const kLatchStake = 2;
 const kOwed = 0;
-// The constructor's first argument when from() attaches (writes nothing).
-const kAttach = Symbol('attach');
 
 /** Creates the Latch class over the package's `{ wait, waitAsync, notify }`. */
 function createLatch({ wait, waitAsync, notify, stakeWatch }) {
@@ -60,10 +61,7 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
     if (stake === undefined) {
       throw new TypeError(`The "this" value must be a Latch (use Latch.from() for a posted one). Received ${describe(latch)}`);
     }
-    if (stake[kOwed] !== 0) {
-      deliver(notify, latch.i32a, latch.index, Infinity);
-      stake[kOwed] = 0;
-    }
+    if (stake[kOwed] !== 0) payOwed(notify, latch.i32a, latch.index, stake, kOwed);
     return stake;
   }
 
@@ -87,9 +85,7 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
      * @param {number} [index=0]
      */
     constructor(count, sab, index) {
-      if (typeof stakeWatch !== 'function') {
-        throw new Error('atomics-waitasync: the loaded binary has no stakeWatch: Latch needs a binary of this version (npx atomics-waitasync-build)');
-      }
+      requireStakeWatch(stakeWatch, 'Latch');
       if (count !== kAttach) validateCount(count, 'count', kMaxCount);
       const slot = int32Slot(sab, index, 0, 4);
       /** The SharedArrayBuffer. */
@@ -98,9 +94,8 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
       this.i32a = slot.i32a;
       /** Its index in `i32a`. */
       this.index = slot.index;
-      this.#stake = new Int32Array(new SharedArrayBuffer(8));
       // Should this thread end owing a wake-up, its teardown delivers it.
-      stakeWatch(this.i32a, this.index, kLatchStake, this.#stake, this);
+      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kLatchStake, 2, this);
       if (count !== kAttach) Atomics.store(this.i32a, this.index, count);
     }
 
@@ -162,8 +157,7 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
       }
       if (seen === by) {
         // Now, or from a timer should the addon's notify fail (core's deliver).
-        deliver(notify, i32a, index, Infinity);
-        stake[kOwed] = 0;
+        payOwed(notify, i32a, index, stake, kOwed);
       }
       return seen - by;
     }

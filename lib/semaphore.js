@@ -35,7 +35,10 @@ const { performance } = require('perf_hooks');
 const { describe } = require('./describe');
 const {
   codedError,
-  deliver,
+  kAttach,
+  requireStakeWatch,
+  watchStake,
+  payOwed,
   AsyncWait,
   waitEnv,
   makeReleaser,
@@ -48,8 +51,6 @@ const {
 } = require('./core');
 
 const kMaxPermits = 0x7fffffff;
-// The constructor's first argument when from() attaches (writes nothing).
-const kAttach = Symbol('attach');
 // The binding's stake kind of a Semaphore (src/napi/stakes.rs).
 const kSemaphoreStake = 1;
 // The stake's Int32s: permits held, waits counted in `waiters` (the two
@@ -90,7 +91,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * wake-up a release of this instance owes first (give).
    */
   function validatePermits(semaphore, stake, n) {
-    if (stake[kOwed] !== 0) payOwed(semaphore.i32a, semaphore.index, stake);
+    if (stake[kOwed] !== 0) payOwed(notify, semaphore.i32a, semaphore.index, stake, kOwed);
     if (n === undefined) {
       if (stake[kTotal] >= 1) return 1;
       n = 1;
@@ -141,15 +142,8 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     stake[kHeld] -= n;
     if (Atomics.load(i32a, index + 1) > 0) {
       stake[kOwed] = 1;
-      deliver(notify, i32a, index, Infinity);
-      stake[kOwed] = 0;
+      payOwed(notify, i32a, index, stake, kOwed);
     }
-  }
-
-  /** A wake-up a release of this instance could not deliver (give): now. */
-  function payOwed(i32a, index, stake) {
-    deliver(notify, i32a, index, Infinity);
-    stake[kOwed] = 0;
   }
 
   /**
@@ -285,9 +279,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      * @param {number} [index=0]
      */
     constructor(permits, sab, index) {
-      if (typeof stakeWatch !== 'function') {
-        throw new Error('atomics-waitasync: the loaded binary has no stakeWatch: Semaphore needs a binary of this version (npx atomics-waitasync-build)');
-      }
+      requireStakeWatch(stakeWatch, 'Semaphore');
       if (permits !== kAttach) validateCount(permits, 'permits', kMaxPermits);
       const slot = int32Slot(sab, index, 0, Semaphore.BYTES, 3);
       /** The SharedArrayBuffer. */
@@ -296,16 +288,15 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
       this.i32a = slot.i32a;
       /** The index of its first Int32 (the free permits) in `i32a`. */
       this.index = slot.index;
-      const stake = new Int32Array(new SharedArrayBuffer(16));
-      this.#stake = stake;
       if (permits !== kAttach) {
         Atomics.store(this.i32a, this.index + 2, permits);
         Atomics.store(this.i32a, this.index + 1, 0);
         Atomics.store(this.i32a, this.index, permits);
       }
-      stake[kTotal] = Atomics.load(this.i32a, this.index + 2);
       // Should this thread end holding permits, its teardown gives them back.
-      stakeWatch(this.i32a, this.index, kSemaphoreStake, this.#stake, this);
+      const stake = watchStake(stakeWatch, this.i32a, this.index, kSemaphoreStake, 4, this);
+      stake[kTotal] = Atomics.load(this.i32a, this.index + 2);
+      this.#stake = stake;
     }
 
     /**
