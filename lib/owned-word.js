@@ -38,7 +38,7 @@
 
 const { performance } = require('perf_hooks');
 const { threadId } = require('worker_threads');
-const { codedError, deliver, waitEnv } = require('./core');
+const { codedError, deliver, spinTake, waitEnv } = require('./core');
 
 const UNLOCKED = 0;
 const ABANDONED = 1;
@@ -65,11 +65,6 @@ const isUnheld = (word) => isFree(word) || word === HANDED;
 // and the caller must pass it on.
 const kLater = -(2 ** 31);
 const kOwed = -(2 ** 32) - 2 ** 31;
-
-// How many times a blocking lock() re-reads a held word before it queues.
-// A critical section of a few hundred nanoseconds ends while we look, and
-// taking the lock then costs neither a wait nor the holder's notify.
-const kSpins = 100;
 
 const deadlockError = () =>
   codedError('This AsyncLock is already held by this thread: lock() would wait forever', 'ERR_ASYNC_LOCK_DEADLOCK');
@@ -183,15 +178,18 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
     }
   }
 
+  /** takeFree, after a look that the word is free (so that a spin mostly reads). */
+  const takeSeenFree = (i32a, index, mine) => isFree(Atomics.load(i32a, index)) && takeFree(i32a, index, mine);
+
   /**
-   * The blocking part of lock(): spin a little, then mark the word
+   * The blocking part of lock(): spin a little (core's spinTake: a critical
+   * section of a few microseconds ends meanwhile, and taking the lock then
+   * costs neither a wait nor the holder's notify), then mark the word
    * contended and wait on it until a claim finds it free. Marks `mine` the
    * holder when it takes the lock.
    */
   function lockSlow(i32a, index, ms, mine) {
-    for (let i = 0; i < kSpins; i++) {
-      if (isFree(Atomics.load(i32a, index)) && takeFree(i32a, index, mine)) return true;
-    }
+    if (spinTake(takeSeenFree, i32a, index, mine)) return true;
     if (ms === 0) return false;
     const deadline = ms === Infinity ? Infinity : performance.now() + ms;
     const w = waitState();

@@ -39,6 +39,7 @@ const {
   requireStakeWatch,
   watchStake,
   payOwed,
+  spinTake,
   AsyncWait,
   waitEnv,
   makeReleaser,
@@ -61,8 +62,6 @@ const kAnnounced = 1;
 const kTotal = 2;
 // And 1 while a release's wake-up is owed (see give).
 const kOwed = 3;
-// How many times a blocking acquire re-reads the permits before it waits.
-const kSpins = 100;
 
 const timeoutError = (ms) => codedError(`Timed out after ${ms} ms waiting for the Semaphore`, 'ERR_SEMAPHORE_TIMEOUT');
 
@@ -152,9 +151,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * are free; false once `ms` have passed.
    */
   function acquireSlow(i32a, index, stake, n, ms) {
-    for (let i = 0; i < kSpins; i++) {
-      if (take(i32a, index, stake, n)) return true;
-    }
+    if (spinTake(take, i32a, index, stake, n)) return true;
     if (ms === 0) return false;
     const deadline = ms === Infinity ? Infinity : performance.now() + ms;
     for (;;) {
