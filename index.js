@@ -12,6 +12,7 @@ const { createCondition } = require('./lib/condition');
 const { createLatch } = require('./lib/latch');
 const { createSemaphore } = require('./lib/semaphore');
 const { createBarrier } = require('./lib/barrier');
+const { createRwLock } = require('./lib/rwlock');
 const { preloadInWorkers, PLAIN_PRELOAD, FORCE_PRELOAD } = require('./lib/workers');
 
 const atomics = createAtomics(binding);
@@ -78,6 +79,15 @@ const Barrier = createBarrier({
   stakeWatch: binding.stakeWatch,
 });
 
+// Many readers or one writer; what a thread holds when it ends is given
+// back (the binding's stakeWatch).
+const RwLock = createRwLock({
+  wait: atomics.wait,
+  waitAsync: atomics.waitAsync,
+  notify: atomics.notify,
+  stakeWatch: binding.stakeWatch,
+});
+
 module.exports = {
   waitAsync: atomics.waitAsync,
   wait: atomics.wait,
@@ -96,6 +106,8 @@ module.exports = {
   Semaphore,
   // N parties meet, then all go on: lib/barrier.js.
   Barrier,
+  // Many readers or one writer, robust: lib/rwlock.js.
+  RwLock,
   // Test-only (not in index.d.ts): registry and pending-waiter counts.
   waitersForTesting: atomics.waitersForTesting,
 };

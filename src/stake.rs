@@ -87,3 +87,27 @@ pub fn release_dead_permits(
   fence(SeqCst);
   waiters.load(SeqCst) > 0
 }
+
+/// A thread that ends with `share` of the state of the RwLock whose `state`
+/// and `waiters` words these are (its reads, WRITER if it wrote, one
+/// waiting-writer count per write it waited for: lib/rwlock.js), and
+/// `announced` of its waits counted in `waiters`: takes those out of
+/// `waiters` and its share out of the state. Returns whether threads may
+/// be waiting: the caller then wakes them all, whatever the thread held
+/// (as [`release_dead_permits`]: a release's change made, its notify not).
+pub fn release_dead_share(
+  state: &AtomicI32,
+  waiters: &AtomicI32,
+  share: i32,
+  announced: i32,
+) -> bool {
+  if announced > 0 {
+    waiters.fetch_sub(announced, SeqCst);
+  }
+  if share > 0 {
+    state.fetch_sub(share, SeqCst);
+  }
+  // A store-buffering pair with a waiter's, as in release_dead_permits.
+  fence(SeqCst);
+  waiters.load(SeqCst) > 0
+}

@@ -1,8 +1,8 @@
 //! The stakes of an env's primitive instances (`crate::stake`): what each
 //! holds of a primitive whose word counts its holders (a Semaphore's
-//! permits), or owes its waiters (a Latch's wake-up at zero, a Condition's
-//! notify), given back
-//! or delivered by the env's teardown if the thread ends with it.
+//! permits, an RwLock's readers and writer), or owes its waiters (a Latch's
+//! wake-up at zero, a Condition's notify), given back or delivered by the
+//! env's teardown if the thread ends with it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -31,6 +31,10 @@ enum Kind {
   /// stake's first Int32 is the generation + 1 the instance waits at, its
   /// second 1 while a wake-up of every waiter is owed.
   Barrier = 3,
+  /// An RwLock: the word is its state, the next Int32 its `waiters`; the
+  /// stake's first Int32 is the instance's share of the state, its second
+  /// its waits counted in `waiters`.
+  RwLock = 4,
 }
 
 /// One watched instance's stake.
@@ -68,7 +72,7 @@ struct Unwatch {
 /// `stakeWatch(i32a, index, kind, stake, instance)`: `instance`, of this
 /// env, keeps its stake in `stake[0]` and `stake[1]` (an Int32Array over a
 /// SharedArrayBuffer of its own) of the primitive whose word is
-/// `i32a[index]` (for a Semaphore, 1, also `i32a[index + 1]`): should the
+/// `i32a[index]` (but for kind 2, also `i32a[index + 1]`): should the
 /// env end while the stake is not 0, its teardown gives it back
 /// ([`release_stakes`]). Holds both buffers until `instance` is collected
 /// with its stake at 0, so that the teardown never touches freed memory.
@@ -83,14 +87,15 @@ pub fn stake_watch(
     Ok(1) => Kind::Semaphore,
     Ok(2) => Kind::Owed,
     Ok(3) => Kind::Barrier,
+    Ok(4) => Kind::RwLock,
     _ => {
       return Err(Failure::Type(
-        "kind must be 1 (a Semaphore), 2 (a wake-up owed) or 3 (a Barrier)".into(),
+        "kind must be 1 (a Semaphore), 2 (a wake-up owed), 3 (a Barrier) or 4 (an RwLock)".into(),
       ))
     }
   };
   let word = locate(js, array, index)?;
-  if kind == Kind::Semaphore || kind == Kind::Barrier {
+  if kind != Kind::Owed {
     // The second word must be in the array too.
     let next = locate(js, array, index + 1.0)
       .map_err(|_| Failure::Range("index must leave room for the primitive's words".into()))?;
@@ -197,7 +202,7 @@ pub fn release_stakes(js: Js, watch: &Watch) {
   stakes.closed = true;
   for (_, entry) in stakes.stakes.drain() {
     // Both buffers are held by `entry.buffers` until below; the stake's two
-    // Int32s, the word and, for a Semaphore, the Int32 after it are
+    // Int32s, the word and, but for kind 2, the Int32 after it are
     // Int32Array elements of them (`locate`d at watch).
     // SAFETY: the stake's two Int32s, in its held buffer.
     let (held, announced) = unsafe { memory::stake_at(entry.cell) };
@@ -208,6 +213,13 @@ pub fn release_stakes(js: Js, watch: &Watch) {
         // SAFETY: the Int32 after it, in the same held buffer.
         let next = unsafe { memory::watched_word(entry.word + 4) };
         stake::release_dead_permits(word, next, held, announced)
+      }
+      Kind::RwLock => {
+        // SAFETY: the word, in its held buffer.
+        let state = unsafe { memory::watched_word(entry.word) };
+        // SAFETY: the Int32 after it, in the same held buffer.
+        let waiters = unsafe { memory::watched_word(entry.word + 4) };
+        stake::release_dead_share(state, waiters, held, announced)
       }
       // A count-down to zero or a notify that may not have woken them.
       Kind::Owed => held != 0,

@@ -1,0 +1,597 @@
+'use strict';
+// RwLock: many readers or one writer, in a SharedArrayBuffer (parking_lot's
+// RwLock, Java's ReentrantReadWriteLock, Web Locks' shared and exclusive
+// modes). `readSync()` and `writeSync()` block (workers), `read()` and
+// `write()` never do (the main thread); robust: what a thread holds when it
+// ends, it gives back.
+//
+// Two Int32s from `index` (src/stake.rs):
+//
+//   i32a[index]      state     WRITER (1 << 30): a writer holds the lock;
+//                              bits 20-29: writers waiting (up to 1023 count
+//                              themselves here); bits 0-19: readers holding it
+//   i32a[index + 1]  waiters   threads between announcing a wait and leaving
+//                              it; a change of `state` that may let one go
+//                              wakes them all when it sees this above 0
+//
+//   read:     CAS state + 1, while neither WRITER nor a waiting writer is in
+//             it (but for the instance's own waiting writes; and in the
+//             blocking forms, an instance that holds a read takes another
+//             past waiting writers: a thread that reads again cannot
+//             deadlock on a writer that waits for its first read)
+//   write:    CAS state + WRITER (minus its own waiting writer, if it
+//             counted one), while no reader and no writer holds it
+//   wait:     a writer first counts itself among the writers waiting, which
+//             holds new readers off (writers do not starve; readers wait
+//             while writers keep coming), then both wait on the state seen
+//   release:  a reader subtracts 1, and wakes the waiters if it was the last
+//             reader; a writer subtracts WRITER and wakes them; a writer
+//             that stops waiting (timeout, abort) takes itself out of the
+//             writers waiting and wakes them (readers it held off may go)
+//
+// No wake-up is lost, as in the Semaphore: a waiter adds itself to
+// `waiters`, then reads `state` and waits on the value it read; a change of
+// `state` that may let a waiter go is made before its maker reads
+// `waiters`. Either that sees the waiter (and wakes it), or the waiter sees
+// the change. And everything a waiter waits for is in the one word it waits
+// on: a change between its read and its wait ends the wait at once.
+// tests/loom_rwlock.rs model-checks these steps.
+//
+// What each instance holds is its *stake*: its share of `state` (its
+// reads, WRITER if it writes, 1 << 20 for each of its waits that counts
+// among the writers waiting), how many of its waits count in `waiters`,
+// and a wake-up it owes, each written right next to the atomic step that
+// changed what it counts, with no call between the two (a worker is
+// terminated only at a call or a loop's back edge). When the thread ends,
+// its teardown subtracts the share from `state`, takes its waits out of
+// `waiters` and wakes the waiters (src/stake.rs release_dead_share).
+
+const { performance } = require('perf_hooks');
+const { describe } = require('./describe');
+const {
+  codedError,
+  requireStakeWatch,
+  watchStake,
+  payOwed,
+  spinTake,
+  AsyncWait,
+  waitEnv,
+  makeReleaser,
+  int32Slot,
+  fromPosted,
+  validateTimeout,
+  validateOptions,
+  abortReason,
+} = require('./core');
+
+const READER = 1;
+const READERS = 0xfffff;
+const WAITING_WRITER = 1 << 20;
+const WAITING_WRITERS = 0x3ff << 20;
+const WRITER = 1 << 30;
+
+// The binding's stake kind of an RwLock (src/napi/stakes.rs).
+const kRwLockStake = 4;
+// The stake's Int32s: the instance's share of `state`, its waits counted in
+// `waiters` (the two the teardown reads), and 1 while a release's wake-up
+// is owed (see wakeWaiters).
+const kShare = 0;
+const kAnnounced = 1;
+const kOwed = 2;
+
+const timeoutError = (ms, write) =>
+  codedError(`Timed out after ${ms} ms waiting to ${write ? 'write' : 'read'}-lock the RwLock`, 'ERR_RWLOCK_TIMEOUT');
+const deadlockError = (write, holds) =>
+  codedError(
+    `This RwLock instance already holds ${holds}: a blocking ${write ? 'write' : 'read'} lock would wait forever`,
+    'ERR_RWLOCK_DEADLOCK'
+  );
+const tooManyReadersError = () =>
+  codedError(`The RwLock has ${READERS} readers already, the most it counts`, 'ERR_RWLOCK_TOO_MANY_READERS', RangeError);
+
+/**
+ * Creates the RwLock class over the package's `{ wait, waitAsync, notify }`
+ * and the binding's `stakeWatch`.
+ */
+function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
+  // Every change that may let a waiter go wakes them all, so no wake-up is
+  // meant for one: a wait that gives up after one has nothing to pass on.
+  const env = waitEnv({ waitAsync, notify }, { leave: () => {} });
+  let stakeIfRwLock;
+
+  /**
+   * The stake of an RwLock of this factory, with a wake-up a release of
+   * the instance owes paid first (wakeWaiters); a TypeError for anything else.
+   */
+  function stakeOf(rwlock) {
+    const stake = stakeIfRwLock(rwlock);
+    if (stake === undefined) {
+      throw new TypeError(`The "this" value must be an RwLock (use RwLock.from() for a posted one). Received ${describe(rwlock)}`);
+    }
+    if (stake[kOwed] !== 0) payOwed(notify, rwlock.i32a, rwlock.index, stake, kOwed);
+    return stake;
+  }
+
+  const writeBlockers = WRITER | READERS;
+
+  /**
+   * Whether `seen` keeps a read of this instance out: a writer, or a
+   * waiting writer other than this instance's own (a read cannot wait for
+   * a write of the same thread, which cannot take the lock before that
+   * read is released). `recursive` (the blocking forms): an instance that
+   * holds a read takes another past waiting writers, which would wait for
+   * its first (in the async forms, one instance may serve many overlapping
+   * callers, who would keep writers out for good).
+   */
+  function readBlocked(seen, stake, recursive) {
+    if ((seen & WRITER) !== 0) return true;
+    const share = stake[kShare];
+    if (recursive && (share & READERS) !== 0) return false;
+    return (seen & WAITING_WRITERS) !== (share & WAITING_WRITERS);
+  }
+
+  /**
+   * Takes a read if nothing keeps it out, counting it in `stake`; returns
+   * whether it did. The CAS and the stake's store have no call or back edge
+   * between them (see above).
+   */
+  function takeRead(i32a, index, stake, recursive) {
+    let seen = Atomics.load(i32a, index);
+    while (!readBlocked(seen, stake, recursive)) {
+      if ((seen & READERS) === READERS) throw tooManyReadersError();
+      const was = Atomics.compareExchange(i32a, index, seen, seen + READER);
+      if (was === seen) {
+        stake[kShare] += READER;
+        return true;
+      }
+      seen = was;
+    }
+    return false;
+  }
+
+  /**
+   * Takes the write lock if nobody holds the lock, counting it in `stake`
+   * (and, if `waiting`, taking back this wait's count among the writers
+   * waiting in the same CAS); returns whether it did.
+   */
+  function takeWrite(i32a, index, stake, waiting) {
+    const delta = waiting ? WRITER - WAITING_WRITER : WRITER;
+    let seen = Atomics.load(i32a, index);
+    while ((seen & writeBlockers) === 0) {
+      const was = Atomics.compareExchange(i32a, index, seen, seen + delta);
+      if (was === seen) {
+        stake[kShare] += delta;
+        return true;
+      }
+      seen = was;
+    }
+    return false;
+  }
+
+  /**
+   * Counts a writer's wait among the writers waiting (holding new readers
+   * off), unless 1023 are counted already (then it waits uncounted, holding
+   * nobody off); returns whether it did.
+   */
+  function countWaitingWriter(i32a, index, stake) {
+    let seen = Atomics.load(i32a, index);
+    while ((seen & WAITING_WRITERS) !== WAITING_WRITERS) {
+      const was = Atomics.compareExchange(i32a, index, seen, seen + WAITING_WRITER);
+      if (was === seen) {
+        stake[kShare] += WAITING_WRITER;
+        return true;
+      }
+      seen = was;
+    }
+    return false;
+  }
+
+  /**
+   * Wakes every waiter if there are any, after a change that may let them
+   * go, which set `stake[kOwed]` before it (see owe). Clears it once the
+   * notify returned (or none was needed).
+   */
+  function wakeWaiters(i32a, index, stake) {
+    if (Atomics.load(i32a, index + 1) > 0) payOwed(notify, i32a, index, stake, kOwed);
+    else stake[kOwed] = 0;
+  }
+
+  /**
+   * Marks a wake-up owed right before a change that may let waiters go:
+   * should anything after the change throw (out of stack, at the call of
+   * wakeWaiters or inside it) before the notify returned, the instance's
+   * next call pays it (stakeOf), or the thread's teardown, which wakes the
+   * waiters whenever there are any. At worst one spare notify.
+   */
+  const owe = (stake) => {
+    stake[kOwed] = 1;
+  };
+
+  /** A writer that stops waiting: no longer counted, it lets the readers it held off go. */
+  function uncountWaitingWriter(i32a, index, stake) {
+    owe(stake);
+    Atomics.sub(i32a, index, WAITING_WRITER);
+    stake[kShare] -= WAITING_WRITER;
+    wakeWaiters(i32a, index, stake);
+  }
+
+  /** Gives back a read `stake` holds; ERR_RWLOCK_NOT_HELD, doing nothing, if it holds none. */
+  function giveRead(i32a, index, stake) {
+    if ((stake[kShare] & READERS) === 0) {
+      throw codedError('Tried to release a read of an RwLock this instance does not hold', 'ERR_RWLOCK_NOT_HELD');
+    }
+    owe(stake);
+    const was = Atomics.sub(i32a, index, READER);
+    stake[kShare] -= READER;
+    if ((was & READERS) === READER) wakeWaiters(i32a, index, stake);
+    else stake[kOwed] = 0; // readers remain: nobody may go
+  }
+
+  /** Gives back the write lock `stake` holds; ERR_RWLOCK_NOT_HELD, doing nothing, if it does not. */
+  function giveWrite(i32a, index, stake) {
+    if ((stake[kShare] & WRITER) === 0) {
+      throw codedError('Tried to release the write lock of an RwLock this instance does not hold', 'ERR_RWLOCK_NOT_HELD');
+    }
+    owe(stake);
+    Atomics.sub(i32a, index, WRITER);
+    stake[kShare] -= WRITER;
+    wakeWaiters(i32a, index, stake);
+  }
+
+  // A take of the blocking forms (a read recursive) and of the async ones.
+  const takeSync = (i32a, index, stake, write) => (write ? takeWrite(i32a, index, stake, false) : takeRead(i32a, index, stake, true));
+  const takeAsync = (i32a, index, stake, write) => (write ? takeWrite(i32a, index, stake, false) : takeRead(i32a, index, stake, false));
+  /** Whether `seen` keeps the lock out (a take of the blocking forms if `recursive`). */
+  const blocked = (seen, stake, write, recursive) => (write ? (seen & writeBlockers) !== 0 : readBlocked(seen, stake, recursive));
+  const give = (i32a, index, stake, write) => (write ? giveWrite(i32a, index, stake) : giveRead(i32a, index, stake));
+
+  /**
+   * The blocking part of readSync() and writeSync(): spin a little, then
+   * (a writer: count itself among the writers waiting) announce the wait
+   * in `waiters`, wait on the state seen, leave, and take if nothing keeps
+   * it out; false once `ms` have passed.
+   */
+  function lockSlow(i32a, index, stake, write, ms) {
+    if (spinTake(takeSync, i32a, index, stake, write)) return true;
+    if (ms === 0) return false;
+    const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+    const counted = write && countWaitingWriter(i32a, index, stake);
+    let took = false;
+    try {
+      for (;;) {
+        Atomics.add(i32a, index + 1, 1);
+        stake[kAnnounced]++;
+        try {
+          const seen = Atomics.load(i32a, index);
+          if (blocked(seen, stake, write, true)) {
+            const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
+            if (remaining <= 0) return false;
+            wait(i32a, index, seen, remaining);
+          }
+        } finally {
+          Atomics.sub(i32a, index + 1, 1);
+          stake[kAnnounced]--;
+        }
+        took = write ? takeWrite(i32a, index, stake, counted) : takeRead(i32a, index, stake, true);
+        if (took) return true;
+      }
+    } finally {
+      if (counted && !took) uncountWaitingWriter(i32a, index, stake);
+    }
+  }
+
+  /**
+   * The blocking lock of readSync/writeSync (and their guards): whether it
+   * took it. Throws ERR_RWLOCK_DEADLOCK where this very instance holds what
+   * the lock would wait for (as AsyncLock's lock(), with or without a
+   * timeout).
+   */
+  function lockSync(rwlock, write, timeout) {
+    const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
+    const stake = stakeOf(rwlock);
+    const { i32a, index } = rwlock;
+    if (takeSync(i32a, index, stake, write)) return true;
+    if ((stake[kShare] & WRITER) !== 0) throw deadlockError(write, 'the write lock');
+    if (write && (stake[kShare] & READERS) !== 0) throw deadlockError(write, 'a read');
+    return lockSlow(i32a, index, stake, write, ms);
+  }
+
+  /** The release function of a hold taken through `rwlock`. */
+  function releaserOf(rwlock, stake, write) {
+    let before = 0; // the stake's share when the release started
+    return makeReleaser(
+      () => {
+        before = stake[kShare];
+        give(rwlock.i32a, rwlock.index, stake, write);
+      },
+      // A release that threw gave nothing back unless the share went down.
+      () => stake[kShare] === before,
+      { mode: write ? 'write' : 'read' }
+    );
+  }
+
+  /**
+   * read()/write() (f undefined: resolves with a release function) and
+   * runShared()/runExclusive() (runs f holding the lock, releases it
+   * however f ends), in one async frame, as the Semaphore's acquireIn
+   * (core's AsyncWait says why).
+   */
+  async function lockIn(rwlock, write, options, f, run) {
+    const stake = stakeOf(rwlock);
+    if (run && typeof f !== 'function') {
+      throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
+    }
+    const { timeout, signal } = validateOptions(options);
+    if (signal !== undefined && signal.aborted) throw abortReason(signal);
+    const { i32a, index } = rwlock;
+    if (!takeAsync(i32a, index, stake, write)) {
+      if (timeout === 0) throw timeoutError(0, write);
+      const waiting = new AsyncWait(env, i32a, index, timeout, signal, (ms) => timeoutError(ms, write));
+      let counted = false; // this frame counts among the writers waiting
+      let announced = false; // this frame counts in `waiters`
+      let took = false;
+      try {
+        counted = write && countWaitingWriter(i32a, index, stake);
+        for (;;) {
+          Atomics.add(i32a, index + 1, 1);
+          stake[kAnnounced]++;
+          announced = true;
+          const seen = Atomics.load(i32a, index);
+          if (blocked(seen, stake, write, false)) {
+            const pending = waiting.next(seen);
+            if (pending !== undefined) waiting.settled(await pending);
+          }
+          Atomics.sub(i32a, index + 1, 1);
+          stake[kAnnounced]--;
+          announced = false;
+          took = write ? takeWrite(i32a, index, stake, counted) : takeRead(i32a, index, stake, false);
+          if (took) break;
+        }
+      } finally {
+        if (announced) {
+          Atomics.sub(i32a, index + 1, 1);
+          stake[kAnnounced]--;
+        }
+        try {
+          if (counted && !took) uncountWaitingWriter(i32a, index, stake);
+        } finally {
+          waiting.end();
+        }
+      }
+    }
+    if (!run) {
+      try {
+        return releaserOf(rwlock, stake, write);
+      } catch (error) {
+        give(i32a, index, stake, write); // no release function: nobody else could release it
+        throw error;
+      }
+    }
+    try {
+      const result = f();
+      // Possibly a promise or thenable: hold the lock until it settles.
+      if (result !== null && (typeof result === 'object' || typeof result === 'function')) return await result;
+      return result;
+    } finally {
+      const before = stake[kShare];
+      try {
+        give(i32a, index, stake, write);
+      } catch (error) {
+        if (stake[kShare] !== before) throw error; // released; its wake-up is owed (see wakeWaiters)
+        // Still held: out of stack before anything changed (f returned near
+        // the limit). Once more from the bottom of the stack.
+        await undefined;
+        give(i32a, index, stake, write);
+      }
+    }
+  }
+
+  /**
+   * A lock for many readers or one writer in two Int32 slots of a
+   * SharedArrayBuffer, taken by worker_threads and the main thread: every
+   * thread builds its own instance over the same slots (`RwLock.from`).
+   */
+  class RwLock {
+    #stake; // Int32Array(3): the share of `state`, waits announced, a wake-up owed (see above)
+
+    /**
+     * `new RwLock()` (a fresh 8-byte SharedArrayBuffer), `new RwLock(sab)`,
+     * `new RwLock(sab, index)` or `new RwLock(int32Array, index)` (two
+     * Int32s from `index`). Writes nothing, as AsyncLock: two zero Int32s
+     * are a free RwLock, so every thread may build its own instance over
+     * the same slots, as it may with `RwLock.from(posted)`.
+     *
+     * @param {SharedArrayBuffer | Int32Array} [sab]
+     * @param {number} [index=0]
+     */
+    constructor(sab, index) {
+      requireStakeWatch(stakeWatch, 'RwLock');
+      const slot = int32Slot(sab, index, 0, RwLock.BYTES, 2);
+      /** The SharedArrayBuffer. */
+      this.sab = slot.sab;
+      /** The Int32Array the lock lives in. */
+      this.i32a = slot.i32a;
+      /** The index of its first Int32 (the state) in `i32a`. */
+      this.index = slot.index;
+      // Should this thread end holding the lock, its teardown releases it.
+      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kRwLockStake, 3, this);
+    }
+
+    /**
+     * An RwLock over the slots of one posted to this thread (`{ sab, i32a,
+     * index }`, the structured clone of an instance), or of a hand-made
+     * `{ sab, index }` / `{ i32a, index }`. The new instance holds nothing.
+     */
+    static from(value) {
+      return new RwLock(...fromPosted(value, 'an RwLock'));
+    }
+
+    /** How many reads are held now, by every thread (a snapshot). */
+    get readers() {
+      stakeOf(this);
+      return Atomics.load(this.i32a, this.index) & READERS;
+    }
+
+    /** Whether a writer holds the lock now (a snapshot). */
+    get writeLocked() {
+      stakeOf(this);
+      return (Atomics.load(this.i32a, this.index) & WRITER) !== 0;
+    }
+
+    /** How many reads this instance holds. */
+    get readsHeld() {
+      return stakeOf(this)[kShare] & READERS;
+    }
+
+    /** Whether this instance holds the write lock. */
+    get writeHeld() {
+      return (stakeOf(this)[kShare] & WRITER) !== 0;
+    }
+
+    /** Takes a read if nothing keeps it out, without waiting; returns whether it did. */
+    tryRead() {
+      const stake = stakeOf(this);
+      return takeRead(this.i32a, this.index, stake, false);
+    }
+
+    /** Takes the write lock if nobody holds the lock, without waiting; returns whether it did. */
+    tryWrite() {
+      const stake = stakeOf(this);
+      return takeWrite(this.i32a, this.index, stake, false);
+    }
+
+    /**
+     * Takes a read, blocking this thread until no writer holds or waits
+     * (workers, and Node's main thread, which may block); false if
+     * `timeout` ms pass first.
+     *
+     * @param {number} [timeout=Infinity]
+     * @returns {boolean}
+     */
+    readSync(timeout) {
+      return lockSync(this, false, timeout);
+    }
+
+    /**
+     * Takes the write lock, blocking this thread until nobody holds the
+     * lock; false if `timeout` ms pass first. While it waits, new readers
+     * wait behind it.
+     *
+     * @param {number} [timeout=Infinity]
+     * @returns {boolean}
+     */
+    writeSync(timeout) {
+      return lockSync(this, true, timeout);
+    }
+
+    /**
+     * `readSync(timeout)` that returns a release function (for `using`), or
+     * throws ERR_RWLOCK_TIMEOUT.
+     *
+     * @param {number} [timeout=Infinity]
+     * @returns {() => void}
+     */
+    readGuard(timeout) {
+      if (!lockSync(this, false, timeout)) throw timeoutError(timeout, false);
+      return releaserOf(this, stakeIfRwLock(this), false);
+    }
+
+    /**
+     * `writeSync(timeout)` that returns a release function (for `using`),
+     * or throws ERR_RWLOCK_TIMEOUT.
+     *
+     * @param {number} [timeout=Infinity]
+     * @returns {() => void}
+     */
+    writeGuard(timeout) {
+      if (!lockSync(this, true, timeout)) throw timeoutError(timeout, true);
+      return releaserOf(this, stakeIfRwLock(this), true);
+    }
+
+    /**
+     * Takes a read without blocking: resolves with a release function
+     * (idempotent; `[Symbol.dispose]` where the runtime has it; `mode`
+     * 'read'). Rejects with ERR_RWLOCK_TIMEOUT after `options.timeout` ms,
+     * or with `options.signal`'s reason, leaving nothing queued and nothing
+     * taken.
+     *
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<() => void>}
+     */
+    read(options) {
+      return lockIn(this, false, options, undefined, false);
+    }
+
+    /**
+     * Takes the write lock without blocking: resolves with a release
+     * function (`mode` 'write'). Options and errors as read(); while it
+     * waits, new readers wait behind it.
+     *
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<() => void>}
+     */
+    write(options) {
+      return lockIn(this, true, options, undefined, false);
+    }
+
+    /**
+     * Runs `f` holding a read, without blocking; resolves with f's result
+     * (f may be async) and releases the read however f ends. Options and
+     * errors as read().
+     *
+     * @template T
+     * @param {() => T | PromiseLike<T>} f
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<T>}
+     */
+    runShared(f, options) {
+      return lockIn(this, false, options, f, true);
+    }
+
+    /**
+     * Runs `f` holding the write lock, without blocking; as runShared().
+     *
+     * @template T
+     * @param {() => T | PromiseLike<T>} f
+     * @param {{ timeout?: number, signal?: AbortSignal }} [options]
+     * @returns {Promise<T>}
+     */
+    runExclusive(f, options) {
+      return lockIn(this, true, options, f, true);
+    }
+
+    /**
+     * Gives back one read this instance holds, waking the waiters if it was
+     * the last. Throws ERR_RWLOCK_NOT_HELD, releasing nothing, if it holds
+     * none: a hold goes back through the instance that took it.
+     */
+    releaseRead() {
+      const stake = stakeOf(this);
+      giveRead(this.i32a, this.index, stake);
+    }
+
+    /** Gives back the write lock this instance holds; ERR_RWLOCK_NOT_HELD if it does not. */
+    releaseWrite() {
+      const stake = stakeOf(this);
+      giveWrite(this.i32a, this.index, stake);
+    }
+
+    // Reads `#stake` for the functions above; taken off the class below.
+    static stakeIfRwLock(rwlock) {
+      try {
+        return rwlock.#stake;
+      } catch (_) {
+        return undefined;
+      }
+    }
+  }
+  stakeIfRwLock = RwLock.stakeIfRwLock;
+  delete RwLock.stakeIfRwLock;
+
+  /** The bytes of SharedArrayBuffer an RwLock takes (two Int32s). */
+  RwLock.BYTES = 8;
+
+  return RwLock;
+}
+
+module.exports = { createRwLock };
