@@ -421,6 +421,132 @@ export class Barrier {
   reset(): void;
 }
 
+/** An RwLock's async wait bounds: as `AsyncLockOptions`. */
+export type RwLockOptions = AsyncLockOptions;
+
+/** A release function of a read or of the write lock (idempotent), disposable. */
+export interface RwLockReleaser {
+  (): void;
+  /** What it gives back: a read, or the write lock. */
+  readonly mode: 'read' | 'write';
+  [Symbol.dispose](): void;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Many readers or one writer, in two Int32s of a SharedArrayBuffer
+ * (parking_lot's RwLock, Java's ReentrantReadWriteLock): `readSync()` and
+ * `writeSync()` block (workers, Node's main thread), `read()`, `write()`,
+ * `runShared()` and `runExclusive()` never do. Robust: the reads and the
+ * write lock a thread holds when it ends (terminated, `process.exit()`, an
+ * uncaught exception, its script ending) are given back. A hold goes back
+ * through the instance that took it. Writer-preferring: a waiting writer
+ * holds new readers off, except an instance that holds a read already, which
+ * takes another. Not FIFO: every release wakes every waiter. Two zero Int32s
+ * are a free RwLock: each thread builds its own instance over the same slots
+ * (`new RwLock(sab, index)` or `RwLock.from`).
+ */
+export class RwLock {
+  /** The bytes of SharedArrayBuffer an RwLock takes (two Int32s). */
+  static readonly BYTES: 8;
+  /**
+   * A new instance over the slots of a posted one (`{ sab, i32a, index }`);
+   * writes nothing, holds nothing.
+   *
+   * @throws {TypeError} `value` has neither `i32a` nor `sab`.
+   */
+  static from(value: AsyncLockSource): RwLock;
+  /**
+   * `new RwLock()` (a fresh 8-byte SharedArrayBuffer), `new RwLock(sab)`,
+   * `new RwLock(sab, index)`, `new RwLock(int32Array, index)` (two Int32s
+   * from `index`, default 0). Writes nothing: the two Int32s must start at 0
+   * (a free RwLock), so every thread may build its instance this way.
+   *
+   * @throws {TypeError} `sab` is not a SharedArrayBuffer or an Int32Array over one.
+   * @throws {RangeError} `index` leaves no room for two Int32s.
+   */
+  constructor(sab?: SharedArrayBuffer | Int32Array, index?: number);
+
+  readonly sab: SharedArrayBuffer;
+  readonly i32a: Int32Array;
+  readonly index: number;
+  /** How many reads are held now, by every thread (a snapshot). */
+  readonly readers: number;
+  /** Whether a writer holds the lock now (a snapshot). */
+  readonly writeLocked: boolean;
+  /** How many reads this instance holds. */
+  readonly readsHeld: number;
+  /** Whether this instance holds the write lock. */
+  readonly writeHeld: boolean;
+
+  /**
+   * Takes a read if no writer holds the lock or waits for it (but for this
+   * instance's own waiting writes); never waits.
+   *
+   * @throws {RangeError} code `'ERR_RWLOCK_TOO_MANY_READERS'`: 2^20 − 1 reads are held already.
+   */
+  tryRead(): boolean;
+  /** Takes the write lock if nobody holds the lock; never waits. */
+  tryWrite(): boolean;
+  /**
+   * Blocks until it can take a read (as `tryRead()`; and past waiting
+   * writers when this instance holds a read already) and takes it (true),
+   * or `timeout` ms passed (false).
+   *
+   * @throws {Error} code `'ERR_RWLOCK_DEADLOCK'`: this instance holds the write lock (with or without a timeout).
+   * @throws {RangeError} code `'ERR_RWLOCK_TOO_MANY_READERS'`: 2^20 − 1 reads are held already.
+   */
+  readSync(timeout?: number): boolean;
+  /**
+   * Blocks until nobody holds the lock and takes it for writing (true), or
+   * `timeout` ms passed (false). While it waits, new readers wait behind it.
+   *
+   * @throws {Error} code `'ERR_RWLOCK_DEADLOCK'`: this instance holds a read or the write lock (with or without a timeout).
+   */
+  writeSync(timeout?: number): boolean;
+  /**
+   * `readSync(timeout)` returning a release function (for `using`).
+   *
+   * @throws {Error} code `'ERR_RWLOCK_TIMEOUT'`; code `'ERR_RWLOCK_DEADLOCK'` as `readSync()`.
+   * @throws {RangeError} code `'ERR_RWLOCK_TOO_MANY_READERS'`.
+   */
+  readGuard(timeout?: number): RwLockReleaser;
+  /**
+   * `writeSync(timeout)` returning a release function (for `using`).
+   *
+   * @throws {Error} code `'ERR_RWLOCK_TIMEOUT'`; code `'ERR_RWLOCK_DEADLOCK'` as `writeSync()`.
+   */
+  writeGuard(timeout?: number): RwLockReleaser;
+  /**
+   * Takes a read without blocking; resolves with a release function. Rejects
+   * with code `'ERR_RWLOCK_TIMEOUT'` after `options.timeout` ms, or with
+   * `options.signal`'s reason, having taken nothing and left nothing queued;
+   * with a `RangeError` of code `'ERR_RWLOCK_TOO_MANY_READERS'`.
+   */
+  read(options?: RwLockOptions): Promise<RwLockReleaser>;
+  /**
+   * Takes the write lock without blocking; resolves with a release function.
+   * Rejects as `read()`. While it waits, new readers wait behind it.
+   */
+  write(options?: RwLockOptions): Promise<RwLockReleaser>;
+  /** Runs `f` holding a read, without blocking; releases it however f ends. Rejects as `read()`. */
+  runShared<T>(f: () => T | PromiseLike<T>, options?: RwLockOptions): Promise<T>;
+  /** Runs `f` holding the write lock, without blocking; releases it however f ends. Rejects as `write()`. */
+  runExclusive<T>(f: () => T | PromiseLike<T>, options?: RwLockOptions): Promise<T>;
+  /**
+   * Gives back one read this instance holds, waking the waiters if no read is left held.
+   *
+   * @throws {Error} code `'ERR_RWLOCK_NOT_HELD'`: it holds none (nothing given back).
+   */
+  releaseRead(): void;
+  /**
+   * Gives back the write lock this instance holds, waking the waiters.
+   *
+   * @throws {Error} code `'ERR_RWLOCK_NOT_HELD'`: it does not hold it (nothing given back).
+   */
+  releaseWrite(): void;
+}
+
 /**
  * The mutex of the V8 blog post "Atomics.wait, Atomics.notify,
  * Atomics.waitAsync", in one Int32 slot of a SharedArrayBuffer, robust: a

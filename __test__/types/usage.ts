@@ -34,7 +34,18 @@ void woken;
 void wrong;
 
 // AsyncLock
-import { AsyncLock, AsyncLockReleaser, Barrier, Condition, Latch, Semaphore, SemaphoreReleaser } from '../..';
+import {
+  AsyncLock,
+  AsyncLockReleaser,
+  Barrier,
+  Condition,
+  Latch,
+  RwLock,
+  RwLockOptions,
+  RwLockReleaser,
+  Semaphore,
+  SemaphoreReleaser,
+} from '../..';
 
 const lockA = new AsyncLock(new SharedArrayBuffer(4));
 const lockB = new AsyncLock(i32, 1);
@@ -118,6 +129,51 @@ void barrierState;
 barrier.reset();
 // @ts-expect-error: broken is read-only
 barrier.broken = false;
+
+const rwlock = new RwLock(new SharedArrayBuffer(RwLock.BYTES), 0);
+const rwlockB = RwLock.from({ sab: rwlock.sab, i32a: rwlock.i32a, index: rwlock.index });
+const rwlockC = new RwLock();
+const tookRead: boolean = rwlockB.tryRead() && rwlockB.readSync(10) && rwlockC.tryWrite() && rwlock.writeSync();
+void tookRead;
+rwlockB.releaseRead();
+rwlock.releaseWrite();
+const readersNow: number = rwlock.readers + rwlock.readsHeld;
+void readersNow;
+const writerNow: boolean = rwlock.writeLocked || rwlock.writeHeld;
+void writerNow;
+const rwBytes: 8 = RwLock.BYTES;
+void rwBytes;
+const readGuard: RwLockReleaser = rwlock.readGuard(5);
+const guardMode: 'read' | 'write' = readGuard.mode;
+void guardMode;
+readGuard();
+readGuard[Symbol.dispose]();
+const writeGuard: () => void = rwlock.writeGuard();
+writeGuard();
+const rwOptions: RwLockOptions = { timeout: 5, signal: controller };
+void rwlock.read(rwOptions).then((release) => release());
+void rwlock.write().then((release: RwLockReleaser) => release[Symbol.asyncDispose]());
+const sharedResult: Promise<number> = rwlock.runShared(() => 1, { timeout: 5 });
+void sharedResult;
+const exclusiveResult: Promise<string> = rwlock.runExclusive(async () => 'x', { signal: controller });
+void exclusiveResult;
+// @ts-expect-error: readers is read-only
+rwlock.readers = 0;
+// @ts-expect-error: writeHeld is read-only
+rwlock.writeHeld = true;
+// @ts-expect-error: an RwLock is made from a buffer, not a count
+new RwLock(2);
+// @ts-expect-error: the timeout is a number
+rwlock.readSync('10');
+// @ts-expect-error: read takes an options object, not a timeout
+void rwlock.read(10);
+// @ts-expect-error: runShared needs a function
+void rwlock.runShared(42);
+// @ts-expect-error: releaseWrite gives back the one write lock
+rwlock.releaseWrite(1);
+// @ts-expect-error: a release function's mode is 'read' or 'write'
+const sharedMode: 'shared' = readGuard.mode;
+void sharedMode;
 
 // @ts-expect-error: a semaphore is made from its permits
 new Semaphore();
