@@ -3,14 +3,18 @@
 // instead, same Node, same run, each case in a fresh process, the
 // implementations alternating (rotated) from round to round:
 //
-//   package         require('atomics-waitasync'): AsyncLock, Condition
+//   package         require('atomics-waitasync'): AsyncLock, Condition (Semaphore, Barrier,
+//                   RwLock in their rows)
 //   mutex           V8's Atomics.Mutex / Atomics.Condition (`node --harmony-struct`;
 //                   lockAsync and Condition.waitAsync only where they exist, Node 24 here)
 //   weblocks        Node's Web Locks, require('worker_threads').locks (async only; Node 24
 //                   here, absent in 20 and 22)
-//   multithreading  the npm package `multithreading` (Mutex, Condvar; a devDependency for
-//                   this benchmark only; on Node 20 it needs a global `navigator`, shimmed)
-//   post            the V8 blog post's lock on native Atomics (benchmark/lock-post.js)
+//   multithreading  the npm package `multithreading` (Mutex, Condvar, Semaphore, Barrier,
+//                   RwLock; a devDependency for this benchmark only; on Node 20 it needs a
+//                   global `navigator`, shimmed)
+//   post            the V8 blog post's lock on native Atomics (benchmark/lock-post.js); in
+//                   the semaphore, barrier and rwlock rows one written by hand on native
+//                   Atomics (benchmark/{semaphore,barrier,rwlock}-native.js)
 //
 // Cases (an implementation that cannot run one says n/a, with the reason):
 //   blocking         uncontended lock; f(); unlock() on the main thread, ns per operation
@@ -24,11 +28,21 @@
 //   semaphore-*      the blocking, async and contended-2/-4 rows over a semaphore of 1 permit
 //   barrier-2/-4     2 / 4 workers pass a barrier's phases for --ms (each stops after the
 //                    same phase); phases per second
+//   rwlock-read-blocking / rwlock-read-async   uncontended read lock; r(); release on the
+//                    main thread (blocking, and `await rw.runShared(r)` or the competitor's
+//                    form), ns per operation
+//   rwlock-contended-2/-4   2 / 4 workers in a blocking loop (Web Locks: async loops) where
+//                    every 10th operation takes the write lock around w() and the others a
+//                    read around r(); operations (reads and writes) per second, all together
 //   fairness         3 workers lock/unlock in a tight loop (Web Locks: async loops) while the
 //                    main thread runs `await executeLocked(f)` for --ms: main's acquisitions
 //                    per second and the latency of each (p50/p99/max)
 // f adds 1 to a plain (non-atomic) Int32 slot: each case checks the final
 // count against the operations counted, so it also checks mutual exclusion.
+// The rwlock rows: w() adds 1 to that slot and copies the new count to a
+// second plain slot (MIRROR), r() checks that the two are equal; the count
+// is checked against the writes, and a read that saw the two differ (a
+// write under way) is a violation, reported like a lost update.
 //
 //   node benchmark/lock-family.js [--rounds 5] [--ms 1000] [--runtimes node20,node22,node24]
 //        [--node PATH] [--case a,b] [--impl a,b] [--no-write] [--json]
@@ -56,13 +70,16 @@ const SEM = 96; // the package's and the native semaphore's three words
 const BAR = 112; // the package's and the native barrier's words
 const LAST = 128; // barrier rows: the phase every worker stops after
 const PHASE = 144; // barrier rows: the phases worker 0 passed
-const SLOTS = 160;
+const RW = 160; // the package's and the native rwlock's two words
+const MIRROR = 176; // rwlock rows: the writer copies COUNTER here; a reader checks the two agree
+const SLOTS = 192;
 
 const IMPLS = ['package', 'mutex', 'weblocks', 'multithreading', 'post'];
 const CASES = ['blocking', 'async', 'contended-2', 'contended-4', 'async-contended-2', 'async-contended-4',
   'condition-main', 'condition-workers', 'fairness',
   'semaphore-blocking', 'semaphore-async', 'semaphore-contended-2', 'semaphore-contended-4',
-  'barrier-2', 'barrier-4'];
+  'barrier-2', 'barrier-4',
+  'rwlock-read-blocking', 'rwlock-read-async', 'rwlock-contended-2', 'rwlock-contended-4'];
 const IMPL_LABEL = {
   package: 'atomics-waitasync',
   mutex: 'Atomics.Mutex (V8)',
@@ -88,6 +105,7 @@ function arg(name, fallback) {
 
 async function implementation(impl, shared, form) {
   if (form === 'barrier') return barrierImplementation(impl, shared);
+  if (form === 'rwlock') return rwlockImplementation(impl, shared);
   return form === 'semaphore' ? semaphoreImplementation(impl, shared) : lockImplementation(impl, shared);
 }
 
@@ -192,6 +210,138 @@ async function semaphoreImplementation(impl, shared) {
     };
   }
   return { unsupported: impl === 'weblocks' ? 'Web Locks have no semaphore' : 'V8 has no semaphore' };
+}
+
+/**
+ * The rwlock rows, behind the lock's shape for reads, and the same two
+ * forms for writes:
+ *   lockUnlock(f)   blocking: take a read, f(), give it back
+ *   locked(f)       async: a promise that settles after f ran holding a read
+ *   writeUnlock(f), writeLocked(f)   the same with the write lock
+ */
+async function rwlockImplementation(impl, shared) {
+  const i32 = new Int32Array(shared.sab);
+  if (impl === 'package') {
+    const { RwLock } = require('..');
+    // Zeroed slots are a free RwLock: every thread builds its own instance.
+    const rw = isMainThread ? new RwLock(i32, RW) : RwLock.from({ i32a: i32, index: RW });
+    return {
+      lockUnlock(f) {
+        rw.readSync();
+        try {
+          f();
+        } finally {
+          rw.releaseRead();
+        }
+      },
+      locked: (f) => rw.runShared(f),
+      writeUnlock(f) {
+        rw.writeSync();
+        try {
+          f();
+        } finally {
+          rw.releaseWrite();
+        }
+      },
+      writeLocked: (f) => rw.runExclusive(f),
+    };
+  }
+  if (impl === 'multithreading') {
+    const lib = await loadMultithreading();
+    if (lib.unsupported) return lib;
+    // A handle over the same lock word, as the library's deserializer makes
+    // for a posted RwLock (src/lib/sync/rwlock.js: toDeserialized).
+    const rw = new lib.RwLock(undefined, shared.rwSab);
+    return {
+      lockUnlock(f) {
+        const guard = rw.blockingRead();
+        try {
+          f();
+        } finally {
+          guard.dispose();
+        }
+      },
+      async locked(f) {
+        const guard = await rw.read();
+        try {
+          return f();
+        } finally {
+          guard.dispose();
+        }
+      },
+      writeUnlock(f) {
+        const guard = rw.blockingWrite();
+        try {
+          f();
+        } finally {
+          guard.dispose();
+        }
+      },
+      async writeLocked(f) {
+        const guard = await rw.write();
+        try {
+          return f();
+        } finally {
+          guard.dispose();
+        }
+      },
+    };
+  }
+  if (impl === 'weblocks') {
+    const locks = require('worker_threads').locks;
+    if (!locks || typeof locks.request !== 'function') {
+      return { unsupported: `no require('worker_threads').locks in Node ${process.version}` };
+    }
+    return {
+      lockUnlock: null,
+      lockUnlockMissing: 'Web Locks are async only',
+      locked: (f) => locks.request('lock-family-rw', { mode: 'shared' }, f),
+      writeLocked: (f) => locks.request('lock-family-rw', { mode: 'exclusive' }, f),
+    };
+  }
+  if (impl === 'post') {
+    if (typeof Atomics.waitAsync !== 'function') {
+      return { unsupported: `no native Atomics.waitAsync in Node ${process.version}` };
+    }
+    require('..'); // every thread loads the package, as in the lock rows
+    const { NativeRwLock } = require('./rwlock-native');
+    const rw = new NativeRwLock(shared.sab, RW);
+    return {
+      lockUnlock(f) {
+        rw.read();
+        try {
+          f();
+        } finally {
+          rw.releaseRead();
+        }
+      },
+      async locked(f) {
+        await rw.readAsync();
+        try {
+          return f();
+        } finally {
+          rw.releaseRead();
+        }
+      },
+      writeUnlock(f) {
+        rw.write();
+        try {
+          f();
+        } finally {
+          rw.releaseWrite();
+        }
+      },
+      async writeLocked(f) {
+        await rw.writeAsync();
+        try {
+          return f();
+        } finally {
+          rw.releaseWrite();
+        }
+      },
+    };
+  }
+  return { unsupported: 'V8 has no reader-writer lock (Atomics.Mutex only)' };
 }
 
 /** The npm package multithreading, or `{ unsupported }` if it does not load. */
@@ -427,7 +577,37 @@ async function workerMain() {
   };
   parentPort.postMessage('ready');
   while (Atomics.load(i32, GO) === 0) Atomics.wait(i32, GO, 0);
-  if (role === 'loop') {
+  if (role === 'loop' && form === 'rwlock') {
+    // Every 10th operation a write, the others reads; posts what it did
+    // and how many of its reads saw a write under way.
+    const pair = rwPair(i32);
+    let ops = 0;
+    let writes = 0;
+    if (async) {
+      const keepAlive = setInterval(() => {}, 1 << 30); // as below
+      while (Atomics.load(i32, GO) === 1) {
+        if (ops % 10 === 9) {
+          await api.writeLocked(pair.write);
+          writes++;
+        } else {
+          await api.locked(pair.read);
+        }
+        ops++;
+      }
+      clearInterval(keepAlive);
+    } else {
+      while (Atomics.load(i32, GO) === 1) {
+        if (ops % 10 === 9) {
+          api.writeUnlock(pair.write);
+          writes++;
+        } else {
+          api.lockUnlock(pair.read);
+        }
+        ops++;
+      }
+    }
+    parentPort.postMessage({ ops, writes, torn: pair.torn() });
+  } else if (role === 'loop') {
     let ops = 0;
     if (async) {
       // Node's native Atomics.waitAsync (the post's and multithreading's
@@ -463,6 +643,27 @@ async function workerMain() {
   } else if (role === 'initiator') {
     parentPort.postMessage(api.initiator(ms, true));
   }
+}
+
+/**
+ * The rwlock rows' f: write() adds 1 to COUNTER and copies the new count
+ * to MIRROR (plain stores, one after the other); read() checks that the
+ * two agree, counting the reads that saw them differ (torn()): none while
+ * the lock keeps readers out of a write.
+ */
+function rwPair(i32) {
+  let torn = 0;
+  return {
+    write() {
+      const count = i32[COUNTER] + 1;
+      i32[COUNTER] = count;
+      i32[MIRROR] = count;
+    },
+    read() {
+      if (i32[COUNTER] !== i32[MIRROR]) torn++;
+    },
+    torn: () => torn,
+  };
 }
 
 function startWorker(data) {
@@ -502,6 +703,7 @@ function sharedState(impl) {
     lockSab: new SharedArrayBuffer(4),
     condSab: new SharedArrayBuffer(4),
     semSab: new SharedArrayBuffer(8), // multithreading's Semaphore: permits, waiters
+    rwSab: new SharedArrayBuffer(4), // multithreading's RwLock: its state (0: free)
   };
   new Int32Array(shared.semSab)[0] = 1; // 1 permit
   new Int32Array(shared.sab)[SEM] = 1; // the native semaphore's 1 permit (the package's writes its own)
@@ -554,10 +756,14 @@ async function runCase(caseName, impl, ms) {
 }
 
 async function measureCase(fullCase, impl, ms) {
-  // The semaphore rows run the lock rows' loops over a semaphore of 1.
+  // The semaphore rows run the lock rows' loops over a semaphore of 1; the
+  // rwlock rows the same loops with reads (rwlock-read-blocking: the
+  // blocking row) and, contended, a write every 10th operation.
   const barrierRow = /^barrier-(\d+)$/.exec(fullCase);
-  const form = barrierRow ? 'barrier' : fullCase.startsWith('semaphore-') ? 'semaphore' : 'lock';
-  const caseName = form === 'semaphore' ? fullCase.slice('semaphore-'.length) : fullCase;
+  const form = barrierRow ? 'barrier' : fullCase.startsWith('semaphore-') ? 'semaphore'
+    : fullCase.startsWith('rwlock-') ? 'rwlock' : 'lock';
+  const caseName = form === 'semaphore' ? fullCase.slice('semaphore-'.length)
+    : form === 'rwlock' ? fullCase.slice('rwlock-'.length).replace(/^read-/, '') : fullCase;
   const shared = sharedState(impl);
   if (barrierRow) {
     shared.parties = Number(barrierRow[1]);
@@ -575,21 +781,24 @@ async function measureCase(fullCase, impl, ms) {
   // Lock operations minus the counter: 0 unless two threads were inside f
   // at once and one increment was lost. Reported, not thrown, so that a
   // competitor that breaks mutual exclusion still gets its row (flagged).
+  // The rwlock rows count writes only, and reads that saw a write under way.
   const lostUpdates = (ops) => ops - i32[COUNTER];
+  const pair = form === 'rwlock' ? rwPair(i32) : null;
 
   if (caseName === 'blocking' || caseName === 'async') {
     const blocking = caseName === 'blocking';
     if (blocking && !api.lockUnlock) return unsupported(impl, api.lockUnlockMissing);
     if (!blocking && !api.locked) return unsupported(impl, api.lockedMissing);
     const batch = blocking ? 1000 : 100;
+    const f = pair ? pair.read : inc;
     const loop = async (duration) => {
       let ops = 0;
       const start = performance.now();
       const end = start + duration;
       let now = start;
       while (now < end) {
-        if (blocking) for (let k = 0; k < batch; k++) api.lockUnlock(inc);
-        else for (let k = 0; k < batch; k++) await api.locked(inc);
+        if (blocking) for (let k = 0; k < batch; k++) api.lockUnlock(f);
+        else for (let k = 0; k < batch; k++) await api.locked(f);
         ops += batch;
         now = performance.now();
       }
@@ -597,6 +806,11 @@ async function measureCase(fullCase, impl, ms) {
     };
     const warm = await loop(Math.min(200, ms / 5));
     const run = await loop(ms);
+    if (pair) {
+      // Reads only: nothing written, no read may see the pair differ.
+      return { impl, metrics: { nsPerOp: (run.ms * 1e6) / run.ops }, ops: run.ops, ms: run.ms,
+        writes: 0, lost: lostUpdates(0), reads: warm.ops + run.ops, torn: pair.torn() };
+    }
     return { impl, metrics: { nsPerOp: (run.ms * 1e6) / run.ops }, ops: run.ops, ms: run.ms,
       lost: lostUpdates(warm.ops + run.ops) };
   }
@@ -639,14 +853,27 @@ async function measureCase(fullCase, impl, ms) {
     const elapsed = performance.now() - start;
     let ops = mainOps;
     const perWorker = [];
+    let writes = 0;
+    let torn = 0;
     for (const t of threads) {
       const n = await t.next();
-      perWorker.push(n);
-      ops += n;
+      if (pair) {
+        // The rwlock rows' workers post { ops, writes, torn }.
+        perWorker.push(n.ops);
+        ops += n.ops;
+        writes += n.writes;
+        torn += n.torn;
+      } else {
+        perWorker.push(n);
+        ops += n;
+      }
     }
     for (const t of threads) await t.worker.terminate();
-    const lost = lostUpdates(ops);
     const metrics = { opsPerSec: (ops / elapsed) * 1000 };
+    if (pair) {
+      return { impl, metrics, ops, perWorker, ms: elapsed, writes, lost: lostUpdates(writes), reads: ops - writes, torn };
+    }
+    const lost = lostUpdates(ops);
     if (latency) {
       const sorted = latency.sorted();
       Object.assign(metrics, {
@@ -730,6 +957,10 @@ const METRICS = {
   'semaphore-contended-4': [{ key: 'opsPerSec', label: 'semaphore, 4 workers contending, blocking', unit: 'ops/s', better: 'higher' }],
   'barrier-2': [{ key: 'phasesPerSec', label: 'barrier, 2 blocking workers, phases', unit: 'phases/s', better: 'higher' }],
   'barrier-4': [{ key: 'phasesPerSec', label: 'barrier, 4 blocking workers, phases', unit: 'phases/s', better: 'higher' }],
+  'rwlock-read-blocking': [{ key: 'nsPerOp', label: 'rwlock, uncontended read lock+release, blocking', unit: 'ns/op', better: 'lower' }],
+  'rwlock-read-async': [{ key: 'nsPerOp', label: 'rwlock, uncontended async read (await)', unit: 'ns/op', better: 'lower' }],
+  'rwlock-contended-2': [{ key: 'opsPerSec', label: 'rwlock, 2 workers contending (1 write in 10), blocking', unit: 'ops/s', better: 'higher' }],
+  'rwlock-contended-4': [{ key: 'opsPerSec', label: 'rwlock, 4 workers contending (1 write in 10), blocking', unit: 'ops/s', better: 'higher' }],
   fairness: [
     { key: 'mainPerSec', label: 'fairness: main acquisitions', unit: '/s', better: 'higher' },
     { key: 'mainShare', label: 'fairness: main share of all acquisitions', unit: 'fraction', better: 'higher' },
@@ -802,10 +1033,16 @@ function measureRuntime(node, runtime, cases, impls, rounds, ms) {
           continue;
         }
         perRound[caseName][impl][r] = result.metrics;
-        if (result.lost) {
-          const note = `${caseName}, ${IMPL_LABEL[impl]}, round ${r + 1}: mutual exclusion broken, ` +
-            `${result.lost} of ${result.ops} increments lost`;
-          violations.push({ caseName, impl, round: r + 1, lost: result.lost, ops: result.ops, note });
+        if (result.lost || result.torn) {
+          // The rwlock rows count the writes' increments, and the reads that saw a write under way.
+          const broken = [];
+          if (result.lost) {
+            broken.push(result.writes === undefined ? `${result.lost} of ${result.ops} increments lost`
+              : `${result.lost} of ${result.writes} writes' increments lost`);
+          }
+          if (result.torn) broken.push(`${result.torn} of ${result.reads} reads saw a write under way (COUNTER ≠ MIRROR)`);
+          const note = `${caseName}, ${IMPL_LABEL[impl]}, round ${r + 1}: mutual exclusion broken, ${broken.join('; ')}`;
+          violations.push({ caseName, impl, round: r + 1, lost: result.lost, ops: result.ops, torn: result.torn, note });
           console.error(`  ${note}`);
         }
       }
@@ -891,6 +1128,16 @@ Semaphore rows, a semaphore of 1 permit (so that the counter still checks the pe
 | multithreading | \`g = s.blockingAcquire(1); f(); g.dispose()\` | \`g = await s.acquire(1); f(); g.dispose()\` |
 | post (native Atomics) | a semaphore written by hand on native \`Atomics.wait\`/\`notify\` (benchmark/semaphore-native.js) | the same with \`Atomics.waitAsync\` |
 
+RwLock rows (r checks that two plain slots a write updates together agree; w adds 1 to the counter and copies it to the
+second slot; contended workers take the write lock around w every 10th operation, a read around r otherwise):
+
+| | blocking | async |
+|---|---|---|
+| atomics-waitasync | \`rw.readSync(); r(); rw.releaseRead()\`; \`rw.writeSync(); w(); rw.releaseWrite()\` | \`await rw.runShared(r)\`; \`await rw.runExclusive(w)\` |
+| Web Locks | — | \`await locks.request('lock-family-rw', { mode: 'shared' }, r)\`; \`mode: 'exclusive'\` for w (also in the "blocking" contended rows) |
+| multithreading | \`g = rw.blockingRead(); r(); g.dispose()\`; \`rw.blockingWrite()\` | \`g = await rw.read(); r(); g.dispose()\`; \`await rw.write()\` |
+| post (native Atomics) | a reader-writer lock written by hand on native \`Atomics.wait\`/\`notify\` (benchmark/rwlock-native.js) | the same with \`Atomics.waitAsync\` |
+
 Contended rows: the main thread only starts and stops the workers. Fairness: 3 workers in a blocking loop
 (Web Locks: async loops) while the main thread awaits the async form in a loop; "main share" is the main
 thread's acquisitions over all acquisitions (4 threads: 0.25 would be an even share).`;
@@ -915,6 +1162,10 @@ const GOALS = [
   { caseName: 'semaphore-contended-4', key: 'opsPerSec', impl: 'multithreading', min: 1.5, what: 'semaphore 4 workers contending ÷ multithreading' },
   { caseName: 'barrier-2', key: 'phasesPerSec', impl: 'multithreading', min: 1.5, what: 'barrier phase, 2 parties ÷ multithreading' },
   { caseName: 'barrier-4', key: 'phasesPerSec', impl: 'multithreading', min: 1.5, what: 'barrier phase, 4 parties ÷ multithreading' },
+  { caseName: 'rwlock-read-blocking', key: 'nsPerOp', impl: 'post', max: 1.0, what: 'rwlock blocking uncontended read, time ÷ hand-written native' },
+  { caseName: 'rwlock-read-async', key: 'nsPerOp', impl: 'post', max: 1.0, what: 'rwlock async uncontended read, time ÷ hand-written native' },
+  { caseName: 'rwlock-contended-2', key: 'opsPerSec', impl: 'multithreading', min: 1.5, what: 'rwlock 2 workers contending ÷ multithreading' },
+  { caseName: 'rwlock-contended-4', key: 'opsPerSec', impl: 'multithreading', min: 1.5, what: 'rwlock 4 workers contending ÷ multithreading' },
 ];
 
 function goalRows(rows) {
@@ -1005,7 +1256,8 @@ function orchestrate() {
       `${figuresTable(r.rows, impls, r.violations)}\n\nRatios, package ÷ competitor (\`better\` says which way is better for the package):\n\n` +
       `${ratioTable(r.rows, impls)}\n\n${goalsTable(goalRows(r.rows))}\n` +
       (naLines.length ? `\nn/a:\n\n${naLines.join('\n')}\n` : '') +
-      (r.violations.length ? `\n† mutual exclusion broken (the non-atomic counter fell short of the lock operations):\n\n` +
+      (r.violations.length ? `\n† mutual exclusion broken (the non-atomic counter fell short of the lock operations, ` +
+        `or an rwlock read saw a write under way):\n\n` +
         `${r.violations.map((v) => `- ${v.note}`).join('\n')}\n` : '') +
       (r.errors.length ? `\nRuns that failed (their round has no figure):\n\n` +
         `${r.errors.map((e) => `- ${e.message.split('\n')[0]}, round ${e.round}`).join('\n')}\n` : '');

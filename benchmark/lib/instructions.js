@@ -42,6 +42,7 @@ const CASES = [
   { id: 'wait-async-settle', file: 'wait-async-settle', ops: 10000, what: 'waitAsync pending → notify → await, per waiter' },
   { id: 'lock-uncontended', file: 'lock-uncontended', ops: 50000, what: 'await executeLocked(f), uncontended (native: the V8 post\'s lock)' },
   { id: 'semaphore-uncontended', file: 'semaphore-uncontended', ops: 200000, what: 'acquireSync(1); f(); release(1), uncontended (native: one written by hand)' },
+  { id: 'rwlock-uncontended', file: 'rwlock-uncontended', ops: 200000, what: 'readSync(); f(); releaseRead(), uncontended (native: one written by hand)' },
   { id: 'ping-pong', file: 'ping-pong', ops: 10000, threads: true, what: 'main waitAsync ⇄ worker wait, per round trip' },
   { id: 'worker-ping-pong', file: 'worker-ping-pong', ops: 25000, threads: true, what: 'worker wait ⇄ worker wait, per round trip' },
   { id: 'many-elements', file: 'many-elements', ops: 20000, what: '1,000 elements, one waiter each: notify + settle, per waiter' },
