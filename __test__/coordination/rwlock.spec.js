@@ -243,7 +243,8 @@ describe('RwLock', function () {
             report(rwlock.writeSync(300));
             return;
           }
-          const controller = new AbortController();
+          // (Node 14 has no AbortController: the fixtures' stand-in.)
+          const controller = require(workerData.root + '/__test__/fixtures/async-lock-helpers').makeAbortController();
           const mine = rwlock.write(how === 'abort' ? { signal: controller.signal } : { timeout: 300 });
           Atomics.store(data, 0, 1);
           if (how === 'abort') setTimeout(() => controller.abort(), 300);
