@@ -480,8 +480,7 @@ export class RwLock {
   readonly writeHeld: boolean;
 
   /**
-   * Takes a read if no writer holds the lock or waits for it (but for this
-   * instance's own waiting writes); never waits.
+   * Takes a read if no writer holds the lock or waits for it; never waits.
    *
    * @throws {RangeError} code `'ERR_RWLOCK_TOO_MANY_READERS'`: 2^20 − 1 reads are held already.
    */
@@ -489,9 +488,9 @@ export class RwLock {
   /** Takes the write lock if nobody holds the lock; never waits. */
   tryWrite(): boolean;
   /**
-   * Blocks until it can take a read (as `tryRead()`; and past waiting
-   * writers when this instance holds a read already) and takes it (true),
-   * or `timeout` ms passed (false).
+   * Blocks until it can take a read (as `tryRead()`, but past this
+   * instance's own waiting writes, and past all waiting writers when it
+   * holds a read already) and takes it (true), or `timeout` ms passed (false).
    *
    * @throws {Error} code `'ERR_RWLOCK_DEADLOCK'`: this instance holds the write lock (with or without a timeout).
    * @throws {RangeError} code `'ERR_RWLOCK_TOO_MANY_READERS'`: 2^20 − 1 reads are held already.

@@ -15,10 +15,9 @@
 //                              wakes them all when it sees this above 0
 //
 //   read:     CAS state + 1, while neither WRITER nor a waiting writer is in
-//             it (but for the instance's own waiting writes; and in the
-//             blocking forms, an instance that holds a read takes another
-//             past waiting writers: a thread that reads again cannot
-//             deadlock on a writer that waits for its first read)
+//             it (in the blocking forms, but for the instance's own waiting
+//             writes, and past all of them for an instance that holds a
+//             read already: a thread cannot block on itself)
 //   write:    CAS state + WRITER (minus its own waiting writer, if it
 //             counted one), while no reader and no writer holds it
 //   wait:     a writer first counts itself among the writers waiting, which
@@ -116,17 +115,20 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
 
   /**
    * Whether `seen` keeps a read of this instance out: a writer, or a
-   * waiting writer other than this instance's own (a read cannot wait for
-   * a write of the same thread, which cannot take the lock before that
-   * read is released). `recursive` (the blocking forms): an instance that
-   * holds a read takes another past waiting writers, which would wait for
-   * its first (in the async forms, one instance may serve many overlapping
-   * callers, who would keep writers out for good).
+   * waiting writer. The blocking forms (`recursive`) take two passes, both
+   * so that a thread does not block on itself: an instance that holds a
+   * read takes another past waiting writers (which wait for its first),
+   * and a read goes past the instance's own waiting writes (a write() of
+   * this thread cannot go first while it blocks). The async and try forms
+   * take neither: one instance may serve many overlapping callers, who
+   * would keep writers out for good, and an async read behind its own
+   * thread's write just waits its turn.
    */
   function readBlocked(seen, stake, recursive) {
     if ((seen & WRITER) !== 0) return true;
+    if (!recursive) return (seen & WAITING_WRITERS) !== 0;
     const share = stake[kShare];
-    if (recursive && (share & READERS) !== 0) return false;
+    if ((share & READERS) !== 0) return false;
     return (seen & WAITING_WRITERS) !== (share & WAITING_WRITERS);
   }
 

@@ -143,20 +143,41 @@ describe('RwLock', function () {
     assertFree(rwlock);
   });
 
-  it('a read goes past a write of its own instance that waits (which could never go first), blocking and async', async () => {
+  it('a blocking read goes past a write of its own instance that waits (which could never go first); an async one waits its turn', async () => {
     const rwlock = new RwLock();
     const reader = RwLock.from(rwlock);
     reader.readSync();
-    const write = rwlock.write();
+    const order = [];
+    const write = rwlock.runExclusive(() => order.push('write'));
     await until(() => writersWaiting(rwlock) === 1, 'the write to wait, counted');
     assert.strictEqual(RwLock.from(rwlock).tryRead(), false, 'another instance is held off');
-    assert.strictEqual(rwlock.tryRead(), true, 'its own instance is not');
-    assert.strictEqual(rwlock.readSync(1000), true);
-    (await rwlock.read({ timeout: 1000 }))();
-    rwlock.releaseRead();
+    assert.strictEqual(rwlock.tryRead(), false, 'a try of its own instance too');
+    assert.strictEqual(rwlock.readSync(1000), true, 'a blocking read of its own instance is not');
+    const asyncRead = rwlock.runShared(() => order.push('async read'));
+    await until(() => queued(rwlock) === 2, 'the async read to wait behind the write');
     rwlock.releaseRead();
     reader.releaseRead();
-    (await write)();
+    await Promise.all([write, asyncRead]);
+    assert.deepStrictEqual(order, ['write', 'async read']);
+    assertFree(rwlock);
+  });
+
+  it('overlapping async reads through one instance keep neither its own write nor another thread\'s out', async () => {
+    const rwlock = new RwLock();
+    let stop = false;
+    // Two overlapping runShared loops: a read of this instance is held at every moment.
+    const loop = async () => {
+      while (!stop) await rwlock.runShared(() => new Promise((resolve) => setTimeout(resolve, 3)));
+    };
+    const loops = [loop(), loop()];
+    await until(() => rwlock.readers > 0, 'the reads to start');
+    const w = worker('(rwlock, data, wd, port) => port.postMessage(rwlock.writeSync(5000))', { rwlock });
+    const own = rwlock.runExclusive(() => 'own write', { timeout: 5000 });
+    assert.strictEqual(await w.next(), true, 'the worker\'s write got in');
+    assert.strictEqual(await own, 'own write');
+    stop = true;
+    await Promise.all(loops);
+    await w.done();
     assertFree(rwlock);
   });
 
