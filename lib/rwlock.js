@@ -222,11 +222,12 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     if ((stake[kShare] & READERS) === 0) {
       throw codedError('Tried to release a read of an RwLock this instance does not hold', 'ERR_RWLOCK_NOT_HELD');
     }
+    const owedBefore = stake[kOwed]; // (one not paid yet stays owed)
     owe(stake);
     const was = Atomics.sub(i32a, index, READER);
     stake[kShare] -= READER;
     if ((was & READERS) === READER) wakeWaiters(i32a, index, stake);
-    else stake[kOwed] = 0; // readers remain: nobody may go
+    else stake[kOwed] = owedBefore; // readers remain: this release lets nobody go
   }
 
   /** Gives back the write lock `stake` holds; ERR_RWLOCK_NOT_HELD, doing nothing, if it does not. */
@@ -495,7 +496,13 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      */
     readGuard(timeout) {
       if (!lockSync(this, false, timeout)) throw timeoutError(timeout, false);
-      return releaserOf(this, stakeIfRwLock(this), false);
+      const stake = stakeIfRwLock(this);
+      try {
+        return releaserOf(this, stake, false);
+      } catch (error) {
+        giveRead(this.i32a, this.index, stake); // no release function: nobody else could release it
+        throw error;
+      }
     }
 
     /**
@@ -507,7 +514,13 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      */
     writeGuard(timeout) {
       if (!lockSync(this, true, timeout)) throw timeoutError(timeout, true);
-      return releaserOf(this, stakeIfRwLock(this), true);
+      const stake = stakeIfRwLock(this);
+      try {
+        return releaserOf(this, stake, true);
+      } catch (error) {
+        giveWrite(this.i32a, this.index, stake); // no release function: nobody else could release it
+        throw error;
+      }
     }
 
     /**
