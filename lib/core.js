@@ -194,6 +194,31 @@ function spinTake(take, i32a, index, a, b) {
   return true;
 }
 
+/**
+ * One blocking wait of a primitive whose waiters announce themselves in
+ * `i32a[index + 1]` (the Semaphore's and the RwLock's `waiters`), counted
+ * in the instance's `stake[at]` right next to each atomic step: announce,
+ * read the word, wait on the value read if `blocked(seen, a, b)`, leave.
+ * False, having waited for nothing, once `deadline` has passed; else true
+ * (look again).
+ */
+function announcedWait(wait, i32a, index, stake, at, deadline, blocked, a, b) {
+  Atomics.add(i32a, index + 1, 1);
+  stake[at]++;
+  try {
+    const seen = Atomics.load(i32a, index);
+    if (blocked(seen, a, b)) {
+      const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
+      if (remaining <= 0) return false;
+      wait(i32a, index, seen, remaining);
+    }
+  } finally {
+    Atomics.sub(i32a, index + 1, 1);
+    stake[at]--;
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------------------
 // Wake-ups owed
 // ---------------------------------------------------------------------------
@@ -504,6 +529,7 @@ module.exports = {
   payOwed,
   deliver,
   spinTake,
+  announcedWait,
   AsyncWait,
   waitEnv,
   makeReleaser,

@@ -53,6 +53,7 @@ const {
   watchStake,
   payOwed,
   spinTake,
+  announcedWait,
   AsyncWait,
   waitEnv,
   makeReleaser,
@@ -246,13 +247,14 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
   const takeAsync = (i32a, index, stake, write) => (write ? takeWrite(i32a, index, stake, false) : takeRead(i32a, index, stake, false));
   /** Whether `seen` keeps the lock out (a take of the blocking forms if `recursive`). */
   const blocked = (seen, stake, write, recursive) => (write ? (seen & writeBlockers) !== 0 : readBlocked(seen, stake, recursive));
+  const blockedSync = (seen, stake, write) => blocked(seen, stake, write, true);
   const give = (i32a, index, stake, write) => (write ? giveWrite(i32a, index, stake) : giveRead(i32a, index, stake));
 
   /**
    * The blocking part of readSync() and writeSync(): spin a little, then
-   * (a writer: count itself among the writers waiting) announce the wait
-   * in `waiters`, wait on the state seen, leave, and take if nothing keeps
-   * it out; false once `ms` have passed.
+   * (a writer: count itself among the writers waiting) wait (core's
+   * announcedWait) and take if nothing keeps it out; false once `ms` have
+   * passed.
    */
   function lockSlow(i32a, index, stake, write, ms) {
     if (spinTake(takeSync, i32a, index, stake, write)) return true;
@@ -262,19 +264,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     let took = false;
     try {
       for (;;) {
-        Atomics.add(i32a, index + 1, 1);
-        stake[kAnnounced]++;
-        try {
-          const seen = Atomics.load(i32a, index);
-          if (blocked(seen, stake, write, true)) {
-            const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
-            if (remaining <= 0) return false;
-            wait(i32a, index, seen, remaining);
-          }
-        } finally {
-          Atomics.sub(i32a, index + 1, 1);
-          stake[kAnnounced]--;
-        }
+        if (!announcedWait(wait, i32a, index, stake, kAnnounced, deadline, blockedSync, stake, write)) return false;
         took = write ? takeWrite(i32a, index, stake, counted) : takeRead(i32a, index, stake, true);
         if (took) return true;
       }

@@ -40,6 +40,7 @@ const {
   watchStake,
   payOwed,
   spinTake,
+  announcedWait,
   AsyncWait,
   waitEnv,
   makeReleaser,
@@ -145,29 +146,18 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     }
   }
 
+  const fewerThan = (seen, n) => seen < n;
+
   /**
-   * The blocking part of acquireSync(): spin a little, then announce the
-   * wait in `waiters`, wait on the permits seen, leave, and take if enough
-   * are free; false once `ms` have passed.
+   * The blocking part of acquireSync(): spin a little, then wait (core's
+   * announcedWait) and take if enough are free; false once `ms` have passed.
    */
   function acquireSlow(i32a, index, stake, n, ms) {
     if (spinTake(take, i32a, index, stake, n)) return true;
     if (ms === 0) return false;
     const deadline = ms === Infinity ? Infinity : performance.now() + ms;
     for (;;) {
-      Atomics.add(i32a, index + 1, 1);
-      stake[kAnnounced]++;
-      try {
-        const seen = Atomics.load(i32a, index);
-        if (seen < n) {
-          const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
-          if (remaining <= 0) return false;
-          wait(i32a, index, seen, remaining);
-        }
-      } finally {
-        Atomics.sub(i32a, index + 1, 1);
-        stake[kAnnounced]--;
-      }
+      if (!announcedWait(wait, i32a, index, stake, kAnnounced, deadline, fewerThan, n)) return false;
       if (take(i32a, index, stake, n)) return true;
     }
   }
