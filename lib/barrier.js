@@ -39,7 +39,8 @@
 // CAS that makes waiters due one (the last arrival, a break, a reset) and
 // cleared once the notify returned: the teardown wakes every waiter if the
 // thread was stopped in between, and the instance's next call if the
-// notify ran out of stack.
+// notify ran out of stack (or the binding, if the instance is collected
+// first).
 
 const { performance } = require('perf_hooks');
 const { describe } = require('./describe');

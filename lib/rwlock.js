@@ -203,8 +203,9 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
    * Marks a wake-up owed right before a change that may let waiters go:
    * should anything after the change throw (out of stack, at the call of
    * wakeWaiters or inside it) before the notify returned, the instance's
-   * next call pays it (stakeOf), or the thread's teardown, which wakes the
-   * waiters whenever there are any. At worst one spare notify.
+   * next call pays it (stakeOf), the binding when the instance is collected
+   * first, or the thread's teardown, which wakes the waiters whenever there
+   * are any. At worst one spare notify.
    */
   const owe = (stake) => {
     stake[kOwed] = 1;

@@ -128,8 +128,9 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * failed). Throws ERR_SEMAPHORE_NOT_HELD, doing nothing, if the stake
    * holds fewer. Once the permits are back, a throw (out of stack, at
    * deliver's call) leaves the wake-up owed in the stake: paid by this
-   * instance's next call (payOwed), or by the thread's teardown, which
-   * wakes the waiters whenever there are any.
+   * instance's next call (payOwed), by the binding when the instance is
+   * collected first, or by the thread's teardown, which wakes the waiters
+   * whenever there are any.
    */
   function give(i32a, index, stake, n) {
     if (n > stake[kHeld]) {

@@ -459,6 +459,65 @@ describe('RwLock', function () {
     assertFree(rwlock);
   });
 
+  it('a wake-up owed by an instance that is collected before its next call is delivered when it is collected', function () {
+    // In a child process with --expose-gc: a releaseWrite() runs out of
+    // stack between its change and its notify (as above); the instance is
+    // then dropped, and its collection must wake the reader waiting through
+    // another instance (the main thread lives on: no teardown would).
+    const script = `
+      const { RwLock, waitersForTesting } = require(${JSON.stringify(root)});
+      const rwlock = new RwLock();
+      let dropped = RwLock.from(rwlock);
+      dropped.writeSync();
+      let woken = false;
+      rwlock.read().then((release) => { woken = true; release(); });
+      const tick = () => new Promise((resolve) => setTimeout(resolve, 10));
+      const writing = () => (Atomics.load(rwlock.i32a, rwlock.index) & (1 << 30)) !== 0;
+      let collected = false;
+      const registry = new FinalizationRegistry(() => { collected = true; });
+      (async () => {
+        while (waitersForTesting(rwlock.i32a, rwlock.index).registry !== 1) await tick();
+        let outcome = null;
+        let thrown = null;
+        (function probe() {
+          try {
+            probe();
+          } catch (_) {}
+          if (outcome !== null) return;
+          if (thrown !== null) {
+            if (!writing()) {
+              outcome = thrown.name;
+              return;
+            }
+            thrown = null;
+          }
+          try {
+            dropped.releaseWrite();
+            outcome = 'released';
+          } catch (error) {
+            thrown = error;
+          }
+        })();
+        if (outcome === 'released') return console.log('no depth threw between the change and the notify');
+        thrown = null; // (an error's frames hold their receivers: the instance)
+        registry.register(dropped, 0);
+        dropped = null;
+        await tick();
+        await tick();
+        const owed = !woken;
+        for (let tries = 0; tries < 100 && !(collected && woken); tries++) {
+          global.gc();
+          await tick();
+        }
+        console.log(JSON.stringify({ outcome, owed, collected, woken, words: [Atomics.load(rwlock.i32a, rwlock.index), Atomics.load(rwlock.i32a, rwlock.index + 1)] }));
+      })();
+    `;
+    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 30000 });
+    assert.strictEqual(child.status, 0, child.stderr);
+    if (child.stdout.startsWith('no depth')) this.skip();
+    assert.deepStrictEqual(JSON.parse(child.stdout), { outcome: 'RangeError', owed: true, collected: true, woken: true, words: [0, 0] });
+  });
+
   it('under load: 4 blocking workers and the async main thread never read while a write is under way (10^6 operations)', async () => {
     // Every 8th operation writes: it sets data[4] and data[5] to a new value,
     // one after the other, with a check between; a read checks that it sees

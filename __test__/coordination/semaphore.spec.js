@@ -267,6 +267,55 @@ describe('Semaphore', function () {
     assert.deepStrictEqual([semaphore.available, announced(semaphore), queued(semaphore)], [2, 0, 0]);
   });
 
+  it('a wake-up owed by an instance that is collected before its next call is delivered when it is collected', function () {
+    // In a child process with --expose-gc: a release runs out of stack
+    // between giving its permits back and its notify (as above); the
+    // instance is then dropped, and its collection must wake the waiter of
+    // the other instance (the main thread lives on: no teardown would).
+    const script = `
+      const { Semaphore, waitersForTesting } = require(${JSON.stringify(root)});
+      const semaphore = new Semaphore(2);
+      let dropped = Semaphore.from(semaphore);
+      dropped.tryAcquire(2);
+      let woken = false;
+      semaphore.acquire(2).then((release) => { woken = true; release(); });
+      const tick = () => new Promise((resolve) => setTimeout(resolve, 10));
+      let collected = false;
+      const registry = new FinalizationRegistry(() => { collected = true; });
+      (async () => {
+        while (waitersForTesting(semaphore.i32a, semaphore.index).registry !== 1) await tick();
+        let outcome = null;
+        (function probe() {
+          try {
+            probe();
+          } catch (_) {}
+          if (outcome !== null) return;
+          try {
+            dropped.release(2);
+            outcome = 'released';
+          } catch (error) {
+            if (dropped.held === 0) outcome = error.name;
+          }
+        })();
+        if (outcome === 'released') return console.log('no depth threw between the add and the notify');
+        registry.register(dropped, 0);
+        dropped = null;
+        await tick();
+        await tick();
+        const owed = !woken;
+        for (let tries = 0; tries < 100 && !(collected && woken); tries++) {
+          global.gc();
+          await tick();
+        }
+        console.log(JSON.stringify({ outcome, owed, collected, woken, available: semaphore.available }));
+      })();
+    `;
+    const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', timeout: 30000 });
+    assert.strictEqual(child.status, 0, child.stderr);
+    if (child.stdout.startsWith('no depth')) this.skip();
+    assert.deepStrictEqual(JSON.parse(child.stdout), { outcome: 'RangeError', owed: true, collected: true, woken: true, available: 2 });
+  });
+
   it('permits held through an instance that was collected come back when its thread ends', () => {
     // In a child process with --expose-gc: a worker takes a permit through
     // an instance it then drops, and collects it (a FinalizationRegistry

@@ -160,22 +160,15 @@ pub unsafe fn lock_word(location: &Location) -> NResult<&AtomicI32> {
   Ok(unsafe { AtomicI32::from_ptr(location.key as *mut i32) })
 }
 
-/// The two Int32s of a watched stake (`stakes::Stake`) at `key`: the
-/// permits its instance holds and its waits announced.
+/// The Int32 at `at` of a watched stake (`stakes::Stake`) at `key`.
 ///
 /// # Safety
-/// `key` must be the address of element 0 of an Int32Array of at least two
-/// elements over a SharedArrayBuffer that stays alive for the call (a
+/// `key` must be the address of element 0 of an Int32Array of more than
+/// `at` elements over a SharedArrayBuffer that stays alive for the call (a
 /// stake's buffer is held by a strong reference while it is watched).
-pub unsafe fn stake_at(key: usize) -> (i32, i32) {
+pub unsafe fn stake_int(key: usize, at: usize) -> i32 {
   // SAFETY: as the caller promises: an aligned i32 in live memory.
-  let held = unsafe { AtomicI32::from_ptr(key as *mut i32) };
-  // SAFETY: and the one after it, in the same array.
-  let announced = unsafe { AtomicI32::from_ptr((key + 4) as *mut i32) };
-  (
-    held.load(Ordering::SeqCst),
-    announced.load(Ordering::SeqCst),
-  )
+  unsafe { AtomicI32::from_ptr((key + 4 * at) as *mut i32) }.load(Ordering::SeqCst)
 }
 
 /// The AsyncLock word at `key`, the address of a watched Int32Array

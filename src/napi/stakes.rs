@@ -37,7 +37,28 @@ enum Kind {
   RwLock = 4,
 }
 
-/// One watched instance's stake.
+impl Kind {
+  /// How many Int32s the stake has, at least.
+  fn ints(self) -> usize {
+    self.owed_at() + 1
+  }
+
+  /// Which of the stake's Int32s is 1 while a wake-up of every waiter is
+  /// owed (a release, count-down, notify, last arrival, break or reset
+  /// whose change was made and whose notify may not have run).
+  fn owed_at(self) -> usize {
+    match self {
+      Kind::Owed => 0,
+      Kind::Barrier => 1,
+      Kind::RwLock => 2,
+      Kind::Semaphore => 3,
+    }
+  }
+}
+
+/// One watched instance's stake. It holds the buffers of the word and of
+/// the stake for as long as it lives (they are let go with it: [`Stake::let_go`]),
+/// so that its reads never touch freed memory.
 struct Stake {
   kind: Kind,
   /// The address of the primitive's word (its registry key).
@@ -47,6 +68,47 @@ struct Stake {
   /// Strong references to the SharedArrayBuffers of the word and of the
   /// stake, so that neither is freed while the stake is watched.
   buffers: [sys::napi_ref; 2],
+}
+
+impl Stake {
+  /// The stake's Int32 at `at` (below `kind.ints()`).
+  fn int(&self, at: usize) -> i32 {
+    debug_assert!(at < self.kind.ints());
+    // SAFETY: `cell` is element 0 of an Int32Array of `kind.ints()` or more
+    // (checked at watch), in the buffer `buffers[1]` holds while `self`
+    // lives.
+    unsafe { memory::stake_int(self.cell, at) }
+  }
+
+  /// Whether the instance still holds something of the primitive, or
+  /// waits in it: for the teardown to give back.
+  fn holds(&self) -> bool {
+    match self.kind {
+      Kind::Semaphore | Kind::RwLock => self.int(0) != 0 || self.int(1) != 0,
+      Kind::Barrier => self.int(0) != 0,
+      Kind::Owed => false,
+    }
+  }
+
+  /// Whether a wake-up of every waiter is owed.
+  fn owes(&self) -> bool {
+    self.int(self.kind.owed_at()) != 0
+  }
+
+  /// Lets go of both buffers, and of the stake.
+  fn let_go(self, js: Js) {
+    for reference in self.buffers {
+      js.delete_reference(reference);
+    }
+  }
+}
+
+/// Wakes every waiter of the word at `word`, passing the wake-up on if the
+/// core could not deliver it.
+fn wake_all(word: usize) {
+  if matches!(wake_lock_waiter(word, usize::MAX, |_| {}), Woke::Owed) {
+    pass_on([word]);
+  }
 }
 
 /// The stakes of an env's instances, by the address of their stake Int32:
@@ -70,12 +132,13 @@ struct Unwatch {
 }
 
 /// `stakeWatch(i32a, index, kind, stake, instance)`: `instance`, of this
-/// env, keeps its stake in `stake[0]` and `stake[1]` (an Int32Array over a
-/// SharedArrayBuffer of its own) of the primitive whose word is
-/// `i32a[index]` (but for kind 2, also `i32a[index + 1]`): should the
-/// env end while the stake is not 0, its teardown gives it back
+/// env, keeps its stake (an Int32Array over a SharedArrayBuffer of its
+/// own, of [`Kind::ints`] or more) of the primitive whose word is
+/// `i32a[index]` (but for kind 2, also `i32a[index + 1]`): should the env
+/// end while the stake holds something, its teardown gives it back
 /// ([`release_stakes`]). Holds both buffers until `instance` is collected
-/// with its stake at 0, so that the teardown never touches freed memory.
+/// holding nothing, so that the teardown never touches freed memory; a
+/// wake-up the stake owes then is delivered ([`stake_unwatched`]).
 pub fn stake_watch(
   js: Js,
   [array, index, kind, cell_array, instance]: [sys::napi_value; 5],
@@ -101,12 +164,16 @@ pub fn stake_watch(
       .map_err(|_| Failure::Range("index must leave room for the primitive's words".into()))?;
     debug_assert_eq!(next.key, word.key + 4);
   }
-  // The stake: permits held, waits announced (and more the teardown does
-  // not read), its own SharedArrayBuffer's Int32s.
-  let short =
-    |_| Failure::Type("stake must be an Int32Array of 2 or more over a SharedArrayBuffer".into());
+  // The stake: its own SharedArrayBuffer's Int32s, up to the one that
+  // says a wake-up is owed.
+  let short = |_| {
+    Failure::Type(format!(
+      "stake must be an Int32Array of {} or more over a SharedArrayBuffer",
+      kind.ints().max(2)
+    ))
+  };
   let cell = locate(js, cell_array, 0.0).map_err(short)?;
-  locate(js, cell_array, 1.0).map_err(short)?;
+  locate(js, cell_array, (kind.ints().max(2) - 1) as f64).map_err(short)?;
   if word.element != memory::Element::Int32 || cell.element != memory::Element::Int32 {
     return Err(Failure::Type("typedArray must be an Int32Array".into()));
   }
@@ -152,7 +219,11 @@ pub fn stake_watch(
 
 /// The finalizer of a watched instance (`stakeWatch`): its stake is let go
 /// with its buffers, unless it still holds something (the instance was
-/// dropped holding it): then it stays for the teardown to give back.
+/// dropped holding it): then it stays for the teardown to give back. A
+/// wake-up the stake owes (its instance ran out of stack between a change
+/// and its notify, and was dropped before a call of its paid it) is
+/// delivered now: nothing else would, but the teardown of a thread that
+/// may live on.
 ///
 /// # Safety
 /// Called by N-API once, on the env's thread, with the `Unwatch` that
@@ -167,24 +238,20 @@ unsafe extern "C" fn stake_unwatched(env: sys::napi_env, data: *mut c_void, _hin
     if stakes.closed {
       return;
     }
-    let Some(entry) = stakes.stakes.get(&unwatch.cell) else {
-      return;
-    };
-    // SAFETY: the stake's buffer (two Int32s, `locate`d at watch) is held
-    // by `entry.buffers[1]`.
-    let (held, announced) = unsafe { memory::stake_at(entry.cell) };
-    if held != 0 || announced != 0 {
-      return; // held by a dropped instance: the teardown gives it back
+    match stakes.stakes.get(&unwatch.cell) {
+      Some(entry) if !entry.holds() => {}
+      _ => return, // held by a dropped instance: the teardown gives it back
     }
     let Some(entry) = stakes.stakes.remove(&unwatch.cell) else {
       return;
     };
+    drop(stakes);
+    if entry.owes() {
+      wake_all(entry.word);
+    }
     // SAFETY: N-API runs finalizers on the env's thread with a live env,
     // before the teardown (not `closed`).
-    let js = unsafe { Js::new(env) };
-    for reference in entry.buffers {
-      js.delete_reference(reference);
-    }
+    entry.let_go(unsafe { Js::new(env) });
   }));
   if let Err(payload) = outcome {
     std::mem::forget(payload); // its Drop could panic, outside the catch
@@ -201,11 +268,10 @@ pub fn release_stakes(js: Js, watch: &Watch) {
   };
   stakes.closed = true;
   for (_, entry) in stakes.stakes.drain() {
-    // Both buffers are held by `entry.buffers` until below; the stake's two
-    // Int32s, the word and, but for kind 2, the Int32 after it are
-    // Int32Array elements of them (`locate`d at watch).
-    // SAFETY: the stake's two Int32s, in its held buffer.
-    let (held, announced) = unsafe { memory::stake_at(entry.cell) };
+    // Both buffers are held by `entry` until it is let go below; the word
+    // and, but for kind 2, the Int32 after it are Int32Array elements of
+    // the first (`locate`d at watch).
+    let (held, announced) = (entry.int(0), entry.int(1));
     let wake = match entry.kind {
       Kind::Semaphore => {
         // SAFETY: the word, in its held buffer.
@@ -237,11 +303,9 @@ pub fn release_stakes(js: Js, watch: &Watch) {
         broke || announced != 0
       }
     };
-    if wake && matches!(wake_lock_waiter(entry.word, usize::MAX, |_| {}), Woke::Owed) {
-      pass_on([entry.word]);
+    if wake {
+      wake_all(entry.word);
     }
-    for reference in entry.buffers {
-      js.delete_reference(reference);
-    }
+    entry.let_go(js);
   }
 }
