@@ -38,9 +38,10 @@ enum Kind {
 }
 
 impl Kind {
-  /// How many Int32s the stake has, at least.
+  /// How many Int32s the stake has, at least: the two the teardown reads,
+  /// and the one that says a wake-up is owed.
   fn ints(self) -> usize {
-    self.owed_at() + 1
+    (self.owed_at() + 1).max(2)
   }
 
   /// Which of the stake's Int32s is 1 while a wake-up of every waiter is
@@ -169,11 +170,11 @@ pub fn stake_watch(
   let short = |_| {
     Failure::Type(format!(
       "stake must be an Int32Array of {} or more over a SharedArrayBuffer",
-      kind.ints().max(2)
+      kind.ints()
     ))
   };
   let cell = locate(js, cell_array, 0.0).map_err(short)?;
-  locate(js, cell_array, (kind.ints().max(2) - 1) as f64).map_err(short)?;
+  locate(js, cell_array, (kind.ints() - 1) as f64).map_err(short)?;
   if word.element != memory::Element::Int32 || cell.element != memory::Element::Int32 {
     return Err(Failure::Type("typedArray must be an Int32Array".into()));
   }
@@ -217,13 +218,13 @@ pub fn stake_watch(
   js.undefined()
 }
 
-/// The finalizer of a watched instance (`stakeWatch`): its stake is let go
-/// with its buffers, unless it still holds something (the instance was
-/// dropped holding it): then it stays for the teardown to give back. A
-/// wake-up the stake owes (its instance ran out of stack between a change
-/// and its notify, and was dropped before a call of its paid it) is
-/// delivered now: nothing else would, but the teardown of a thread that
-/// may live on.
+/// The finalizer of a watched instance (`stakeWatch`): a wake-up its
+/// stake owes (the instance ran out of stack between a change and its
+/// notify, and was dropped before a call of its paid it) is delivered now:
+/// nothing else would, but the teardown of a thread that may live on. Then
+/// the stake is let go with its buffers, unless it still holds something
+/// (the instance was dropped holding it): then it stays for the teardown
+/// to give back.
 ///
 /// # Safety
 /// Called by N-API once, on the env's thread, with the `Unwatch` that
@@ -238,9 +239,17 @@ unsafe extern "C" fn stake_unwatched(env: sys::napi_env, data: *mut c_void, _hin
     if stakes.closed {
       return;
     }
-    match stakes.stakes.get(&unwatch.cell) {
-      Some(entry) if !entry.holds() => {}
-      _ => return, // held by a dropped instance: the teardown gives it back
+    let Some(entry) = stakes.stakes.get(&unwatch.cell) else {
+      return;
+    };
+    if entry.holds() {
+      // Held by a dropped instance: the teardown gives it back.
+      if entry.owes() {
+        let word = entry.word;
+        drop(stakes);
+        wake_all(word);
+      }
+      return;
     }
     let Some(entry) = stakes.stakes.remove(&unwatch.cell) else {
       return;
