@@ -74,7 +74,7 @@ const WRITER = 1 << 30;
 const kRwLockStake = 4;
 // The stake's Int32s: the instance's share of `state`, its waits counted in
 // `waiters` (the two the teardown reads), and 1 while a release's wake-up
-// is owed (see wakeWaiters).
+// is owed (see giveRead).
 const kShare = 0;
 const kAnnounced = 1;
 const kOwed = 2;
@@ -86,6 +86,13 @@ const deadlockError = (write, holds) =>
     `This RwLock instance already holds ${holds}: a blocking ${write ? 'write' : 'read'} lock would wait forever`,
     'ERR_RWLOCK_DEADLOCK'
   );
+const notHeldError = (write) =>
+  codedError(
+    write ? 'Tried to release the write lock of an RwLock this instance does not hold' : 'Tried to release a read of an RwLock this instance does not hold',
+    'ERR_RWLOCK_NOT_HELD'
+  );
+const notAnRwLock = (value) =>
+  new TypeError(`The "this" value must be an RwLock (use RwLock.from() for a posted one). Received ${describe(value)}`);
 const tooManyReadersError = () =>
   codedError(`The RwLock has ${READERS} readers already, the most it counts`, 'ERR_RWLOCK_TOO_MANY_READERS', RangeError);
 
@@ -101,13 +108,11 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
 
   /**
    * The stake of an RwLock of this factory, with a wake-up a release of
-   * the instance owes paid first (wakeWaiters); a TypeError for anything else.
+   * the instance owes paid first (see giveRead); a TypeError for anything else.
    */
   function stakeOf(rwlock) {
     const stake = stakeIfRwLock(rwlock);
-    if (stake === undefined) {
-      throw new TypeError(`The "this" value must be an RwLock (use RwLock.from() for a posted one). Received ${describe(rwlock)}`);
-    }
+    if (stake === undefined) throw notAnRwLock(rwlock);
     if (stake[kOwed] !== 0) payOwed(notify, rwlock.i32a, rwlock.index, stake, kOwed);
     return stake;
   }
@@ -139,7 +144,11 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
    * between them (see above).
    */
   function takeRead(i32a, index, stake, recursive) {
-    let seen = Atomics.load(i32a, index);
+    let seen = Atomics.compareExchange(i32a, index, 0, READER);
+    if (seen === 0) {
+      stake[kShare] += READER;
+      return true;
+    }
     while (!readBlocked(seen, stake, recursive)) {
       if ((seen & READERS) === READERS) throw tooManyReadersError();
       const was = Atomics.compareExchange(i32a, index, seen, seen + READER);
@@ -189,58 +198,46 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     return false;
   }
 
-  /**
-   * Wakes every waiter if there are any, after a change that may let them
-   * go, which set `stake[kOwed]` before it (see owe). Clears it once the
-   * notify returned (or none was needed).
-   */
-  function wakeWaiters(i32a, index, stake) {
-    if (Atomics.load(i32a, index + 1) > 0) payOwed(notify, i32a, index, stake, kOwed);
-    else stake[kOwed] = 0;
-  }
-
-  /**
-   * Marks a wake-up owed right before a change that may let waiters go:
-   * should anything after the change throw (out of stack, at the call of
-   * wakeWaiters or inside it) before the notify returned, the instance's
-   * next call pays it (stakeOf), the binding when the instance is collected
-   * first, or the thread's teardown, which wakes the waiters whenever there
-   * are any. At worst one spare notify.
-   */
-  const owe = (stake) => {
-    stake[kOwed] = 1;
-  };
+  // Each change below that may let waiters go is followed, with no call
+  // between the two (a worker is stopped only at a call or a loop's back
+  // edge, and only a call runs out of stack), by a look at `waiters` and,
+  // if there are any, the owed flag set in the stake before the notify
+  // (payOwed clears it once the notify returned): should that call throw,
+  // the instance's next call pays it (stakeOf), the binding when the
+  // instance is collected first, or the thread's teardown, which wakes the
+  // waiters whenever there are any.
 
   /** A writer that stops waiting: no longer counted, it lets the readers it held off go. */
   function uncountWaitingWriter(i32a, index, stake) {
-    owe(stake);
     Atomics.sub(i32a, index, WAITING_WRITER);
     stake[kShare] -= WAITING_WRITER;
-    wakeWaiters(i32a, index, stake);
+    if (Atomics.load(i32a, index + 1) > 0) {
+      stake[kOwed] = 1;
+      payOwed(notify, i32a, index, stake, kOwed);
+    }
   }
 
   /** Gives back a read `stake` holds; ERR_RWLOCK_NOT_HELD, doing nothing, if it holds none. */
   function giveRead(i32a, index, stake) {
-    if ((stake[kShare] & READERS) === 0) {
-      throw codedError('Tried to release a read of an RwLock this instance does not hold', 'ERR_RWLOCK_NOT_HELD');
-    }
-    const owedBefore = stake[kOwed]; // (one not paid yet stays owed)
-    owe(stake);
+    if ((stake[kShare] & READERS) === 0) throw notHeldError(false);
     const was = Atomics.sub(i32a, index, READER);
     stake[kShare] -= READER;
-    if ((was & READERS) === READER) wakeWaiters(i32a, index, stake);
-    else stake[kOwed] = owedBefore; // readers remain: this release lets nobody go
+    // (Only the last reader out may let anyone go.)
+    if ((was & READERS) === READER && Atomics.load(i32a, index + 1) > 0) {
+      stake[kOwed] = 1;
+      payOwed(notify, i32a, index, stake, kOwed);
+    }
   }
 
   /** Gives back the write lock `stake` holds; ERR_RWLOCK_NOT_HELD, doing nothing, if it does not. */
   function giveWrite(i32a, index, stake) {
-    if ((stake[kShare] & WRITER) === 0) {
-      throw codedError('Tried to release the write lock of an RwLock this instance does not hold', 'ERR_RWLOCK_NOT_HELD');
-    }
-    owe(stake);
+    if ((stake[kShare] & WRITER) === 0) throw notHeldError(true);
     Atomics.sub(i32a, index, WRITER);
     stake[kShare] -= WRITER;
-    wakeWaiters(i32a, index, stake);
+    if (Atomics.load(i32a, index + 1) > 0) {
+      stake[kOwed] = 1;
+      payOwed(notify, i32a, index, stake, kOwed);
+    }
   }
 
   // A take of the blocking forms (a read recursive) and of the async ones.
@@ -284,7 +281,11 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
     const stake = stakeOf(rwlock);
     const { i32a, index } = rwlock;
-    if (takeSync(i32a, index, stake, write)) return true;
+    return takeSync(i32a, index, stake, write) || lockSyncSlow(i32a, index, stake, write, ms);
+  }
+
+  /** lockSync() where the lock was not free: ERR_RWLOCK_DEADLOCK, or lockSlow. */
+  function lockSyncSlow(i32a, index, stake, write, ms) {
     if ((stake[kShare] & WRITER) !== 0) throw deadlockError(write, 'the write lock');
     if (write && (stake[kShare] & READERS) !== 0) throw deadlockError(write, 'a read');
     return lockSlow(i32a, index, stake, write, ms);
@@ -371,7 +372,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
       try {
         give(i32a, index, stake, write);
       } catch (error) {
-        if (stake[kShare] !== before) throw error; // released; its wake-up is owed (see wakeWaiters)
+        if (stake[kShare] !== before) throw error; // released; its wake-up is owed (see giveRead)
         // Still held: out of stack before anything changed (f returned near
         // the limit). Once more from the bottom of the stack.
         await undefined;

@@ -64,6 +64,15 @@ const kTotal = 2;
 // And 1 while a release's wake-up is owed (see give).
 const kOwed = 3;
 
+const notASemaphore = (value) =>
+  new TypeError(`The "this" value must be a Semaphore (use Semaphore.from() for a posted one). Received ${describe(value)}`);
+const notHeldError = (n, held) =>
+  codedError(`Tried to release ${n} permits of a Semaphore while this instance holds ${held}`, 'ERR_SEMAPHORE_NOT_HELD');
+/** The error for an `n` of acquire or release that is not an integer from 0 to `total`. */
+function badPermits(n, total) {
+  validateCount(n, 'n', kMaxPermits);
+  return new RangeError(`The "n" argument${n === 1 ? ' (default 1)' : ''} must be at most the semaphore's permits (${total}). Received ${n}`);
+}
 const timeoutError = (ms) => codedError(`Timed out after ${ms} ms waiting for the Semaphore`, 'ERR_SEMAPHORE_TIMEOUT');
 
 /**
@@ -79,9 +88,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
   /** The stake of a Semaphore of this factory; a TypeError for anything else. */
   function stakeOf(semaphore) {
     const stake = stakeIfSemaphore(semaphore);
-    if (stake === undefined) {
-      throw new TypeError(`The "this" value must be a Semaphore (use Semaphore.from() for a posted one). Received ${describe(semaphore)}`);
-    }
+    if (stake === undefined) throw notASemaphore(semaphore);
     return stake;
   }
 
@@ -98,10 +105,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     }
     // (The common call, first: a plain check instead of validateCount's.)
     if (typeof n === 'number' && n >= 0 && n <= stake[kTotal] && (n | 0) === n) return n;
-    validateCount(n, 'n', kMaxPermits);
-    throw new RangeError(
-      `The "n" argument${n === 1 ? ' (default 1)' : ''} must be at most the semaphore's permits (${stake[kTotal]}). Received ${n}`
-    );
+    throw badPermits(n, stake[kTotal]);
   }
 
   /**
@@ -110,7 +114,14 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * back edge between them (see above).
    */
   function take(i32a, index, stake, n) {
-    let seen = Atomics.load(i32a, index);
+    // First from every permit free (as when nobody holds any): a take with
+    // one atomic step where that is so, and a load of the word where not.
+    const total = stake[kTotal];
+    let seen = Atomics.compareExchange(i32a, index, total, total - n);
+    if (seen === total) {
+      stake[kHeld] += n;
+      return true;
+    }
     while (seen >= n) {
       const was = Atomics.compareExchange(i32a, index, seen, seen - n);
       if (was === seen) {
@@ -133,12 +144,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * whenever there are any.
    */
   function give(i32a, index, stake, n) {
-    if (n > stake[kHeld]) {
-      throw codedError(
-        `Tried to release ${n} permits of a Semaphore while this instance holds ${stake[kHeld]}`,
-        'ERR_SEMAPHORE_NOT_HELD'
-      );
-    }
+    if (n > stake[kHeld]) throw notHeldError(n, stake[kHeld]);
     Atomics.add(i32a, index, n);
     stake[kHeld] -= n;
     if (Atomics.load(i32a, index + 1) > 0) {

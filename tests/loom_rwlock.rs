@@ -2,8 +2,8 @@
 //! `src/stake.rs` (the return of a dead thread's share of the state)
 //! against the JavaScript steps of lib/rwlock.js, mirrored here step for
 //! step (`takeRead`, `takeWrite`, `countWaitingWriter`,
-//! `uncountWaitingWriter`, `giveRead`, `giveWrite`, `wakeWaiters`,
-//! `lockSlow`), over a model of the registry's wait and notify (enqueue
+//! `uncountWaitingWriter`, `giveRead`, `giveWrite` and the look at
+//! `waiters` right after each of their changes, `lockSlow`), over a model of the registry's wait and notify (enqueue
 //! only if the word still holds the expected value, checked under the
 //! queue's lock; notify takes waiters off in FIFO order). Each thread has
 //! its own instance, whose stake (its share of `state`, its waits counted
@@ -181,10 +181,17 @@ impl RwLock {
     seen & WAITING_WRITERS != stake.share & WAITING_WRITERS
   }
 
-  /// lib/rwlock.js `takeRead`: a CAS of state + 1 while nothing keeps the
+  /// lib/rwlock.js `takeRead`: a CAS from 0 (a free lock) to 1 first, then
+  /// a CAS of state + 1 from the value that one saw while nothing keeps the
   /// read out.
   fn take_read(&self, stake: &mut Stake) -> bool {
-    let mut seen = self.state.load(SeqCst);
+    let mut seen = match self.state.compare_exchange(0, READER, SeqCst, SeqCst) {
+      Ok(_) => {
+        stake.share += READER;
+        return true;
+      }
+      Err(was) => was,
+    };
     while !self.read_blocked(seen, stake) {
       assert_ne!(seen & READERS, READERS, "too many readers");
       match self
@@ -269,7 +276,8 @@ impl RwLock {
     Some(waiting)
   }
 
-  /// lib/rwlock.js `wakeWaiters`, right after a change of `state`: wakes
+  /// lib/rwlock.js's look at `waiters` right after a change of `state` (in
+  /// giveRead, giveWrite and uncountWaitingWriter): wakes
   /// every waiter if `waiters` is above 0. (The fence: the change and the
   /// load are a store-buffering pair with a waiter's add and look.)
   fn wake_waiters(&self, waiting_first: Option<bool>) {
@@ -636,7 +644,7 @@ fn dies_mid_release(mutation: Mutation) {
         assert_eq!(rwlock.lock(&mut stake, true, Blocked::Waits), Locked::Took);
         rwlock.enter(true);
         rwlock.leave(true);
-        // giveWrite up to its wakeWaiters call.
+        // giveWrite up to its look at `waiters`.
         rwlock.state.fetch_sub(WRITER, SeqCst);
         stake.share -= WRITER;
         rwlock.die(&stake);

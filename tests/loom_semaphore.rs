@@ -93,16 +93,22 @@ impl Semaphore {
     self.waits.notify(usize::MAX);
   }
 
-  /// lib/semaphore.js `take`: a CAS from p to p - n while p >= n. The
-  /// model counts what is held, and checks it against the total.
+  /// lib/semaphore.js `take`: a CAS from the total (every permit free) to
+  /// total - n first, then a CAS from p to p - n from the value that one
+  /// saw while p >= n. The model counts what is held, and checks it
+  /// against the total.
   fn take(&self, n: i32) -> bool {
     if self.mutation == Mutation::UncheckedTake {
       if self.permits.load(SeqCst) < n {
         return false;
       }
       self.permits.fetch_sub(n, SeqCst);
-    } else {
-      let mut seen = self.permits.load(SeqCst);
+    } else if let Err(was) =
+      self
+        .permits
+        .compare_exchange(self.total, self.total - n, SeqCst, SeqCst)
+    {
+      let mut seen = was;
       loop {
         if seen < n {
           return false;
