@@ -37,6 +37,12 @@
 //   fairness         3 workers lock/unlock in a tight loop (Web Locks: async loops) while the
 //                    main thread runs `await executeLocked(f)` for --ms: main's acquisitions
 //                    per second and the latency of each (p50/p99/max)
+//   rwlock-writer-wait  3 workers take reads in a tight loop (Web Locks: async loops) while
+//                    the main thread takes the write lock again and again (async): its writes
+//                    per second and the wait of each (p50/p99/max): writer starvation
+//   semaphore-large-wait  a semaphore of 4: 3 workers take 1 permit in a tight loop while
+//                    the main thread takes all 4 again and again (async): its acquisitions
+//                    per second and the wait of each: a large request among small ones
 // f adds 1 to a plain (non-atomic) Int32 slot: each case checks the final
 // count against the operations counted, so it also checks mutual exclusion.
 // The rwlock rows: w() adds 1 to that slot and copies the new count to a
@@ -72,14 +78,17 @@ const LAST = 128; // barrier rows: the phase every worker stops after
 const PHASE = 144; // barrier rows: the phases worker 0 passed
 const RW = 160; // the package's and the native rwlock's two words
 const MIRROR = 176; // rwlock rows: the writer copies COUNTER here; a reader checks the two agree
-const SLOTS = 192;
+const INUSE = 192; // semaphore-large-wait: permits held now (each holder adds what it took)
+const OVER = 208; // semaphore-large-wait: holders that saw more permits held than there are
+const SLOTS = 224;
 
 const IMPLS = ['package', 'mutex', 'weblocks', 'multithreading', 'post'];
 const CASES = ['blocking', 'async', 'contended-2', 'contended-4', 'async-contended-2', 'async-contended-4',
   'condition-main', 'condition-workers', 'fairness',
   'semaphore-blocking', 'semaphore-async', 'semaphore-contended-2', 'semaphore-contended-4',
   'barrier-2', 'barrier-4',
-  'rwlock-read-blocking', 'rwlock-read-async', 'rwlock-contended-2', 'rwlock-contended-4'];
+  'rwlock-read-blocking', 'rwlock-read-async', 'rwlock-contended-2', 'rwlock-contended-4',
+  'rwlock-writer-wait', 'semaphore-large-wait'];
 const IMPL_LABEL = {
   package: 'atomics-waitasync',
   mutex: 'Atomics.Mutex (V8)',
@@ -146,8 +155,8 @@ async function semaphoreImplementation(impl, shared) {
   const i32 = new Int32Array(shared.sab);
   if (impl === 'package') {
     const { Semaphore } = require('..');
-    // Made (1 permit) by the main thread, before the workers start.
-    const semaphore = isMainThread ? new Semaphore(1, i32, SEM) : Semaphore.from({ i32a: i32, index: SEM });
+    // Made (shared.permits) by the main thread, before the workers start.
+    const semaphore = isMainThread ? new Semaphore(shared.permits, i32, SEM) : Semaphore.from({ i32a: i32, index: SEM });
     return {
       lockUnlock(f) {
         semaphore.acquireSync(1);
@@ -158,12 +167,13 @@ async function semaphoreImplementation(impl, shared) {
         }
       },
       locked: (f) => semaphore.runExclusive(f),
+      lockedN: (n, f) => semaphore.runExclusive(f, n),
     };
   }
   if (impl === 'multithreading') {
     const lib = await loadMultithreading();
     if (lib.unsupported) return lib;
-    const semaphore = new lib.Semaphore(1, shared.semSab); // (semSab holds 1 permit: sharedState)
+    const semaphore = new lib.Semaphore(shared.permits, shared.semSab); // (semSab holds them: sharedState)
     return {
       lockUnlock(f) {
         const guard = semaphore.blockingAcquire(1);
@@ -181,6 +191,14 @@ async function semaphoreImplementation(impl, shared) {
           guard.dispose();
         }
       },
+      async lockedN(n, f) {
+        const guard = await semaphore.acquire(n);
+        try {
+          return f();
+        } finally {
+          guard.dispose();
+        }
+      },
     };
   }
   if (impl === 'post') {
@@ -189,7 +207,7 @@ async function semaphoreImplementation(impl, shared) {
     }
     require('..'); // every thread loads the package, as in the lock rows
     const { NativeSemaphore } = require('./semaphore-native');
-    const semaphore = new NativeSemaphore(shared.sab, SEM); // (holds 1 permit: sharedState)
+    const semaphore = new NativeSemaphore(shared.sab, SEM); // (holds shared.permits: sharedState)
     return {
       lockUnlock(f) {
         semaphore.acquire(1);
@@ -205,6 +223,14 @@ async function semaphoreImplementation(impl, shared) {
           return f();
         } finally {
           semaphore.release(1);
+        }
+      },
+      async lockedN(n, f) {
+        await semaphore.acquireAsync(n);
+        try {
+          return f();
+        } finally {
+          semaphore.release(n);
         }
       },
     };
@@ -586,7 +612,7 @@ async function workerMain() {
     if (async) {
       const keepAlive = setInterval(() => {}, 1 << 30); // as below
       while (Atomics.load(i32, GO) === 1) {
-        if (ops % 10 === 9) {
+        if (ops % 10 === 9 && !workerData.readsOnly) {
           await api.writeLocked(pair.write);
           writes++;
         } else {
@@ -597,7 +623,7 @@ async function workerMain() {
       clearInterval(keepAlive);
     } else {
       while (Atomics.load(i32, GO) === 1) {
-        if (ops % 10 === 9) {
+        if (ops % 10 === 9 && !workerData.readsOnly) {
           api.writeUnlock(pair.write);
           writes++;
         } else {
@@ -608,6 +634,9 @@ async function workerMain() {
     }
     parentPort.postMessage({ ops, writes, torn: pair.torn() });
   } else if (role === 'loop') {
+    // (semaphore-large-wait: each holder checks the permits held.)
+    const check = workerData.permitCheck ? permitCheck(i32, shared.permits) : null;
+    const f = check ? () => check.use(1) : inc;
     let ops = 0;
     if (async) {
       // Node's native Atomics.waitAsync (the post's and multithreading's
@@ -616,17 +645,17 @@ async function workerMain() {
       // implementation alike.
       const keepAlive = setInterval(() => {}, 1 << 30);
       while (Atomics.load(i32, GO) === 1) {
-        await api.locked(inc);
+        await api.locked(f);
         ops++;
       }
       clearInterval(keepAlive);
     } else {
       while (Atomics.load(i32, GO) === 1) {
-        api.lockUnlock(inc);
+        api.lockUnlock(f);
         ops++;
       }
     }
-    parentPort.postMessage(ops);
+    parentPort.postMessage(check ? { ops } : ops);
   } else if (role === 'barrier') {
     // Phases until LAST (set by the main thread once its time is up, a
     // phase or two ahead of worker 0, so that every worker stops after the
@@ -643,6 +672,22 @@ async function workerMain() {
   } else if (role === 'initiator') {
     parentPort.postMessage(api.initiator(ms, true));
   }
+}
+
+/**
+ * semaphore-large-wait's f: use(n) adds n to the permits held now (INUSE),
+ * counting in OVER a holder that sees more than `permits`, and 1 to
+ * COUNTER, atomically (up to `permits` holders run it at once); then takes
+ * its n back out of INUSE.
+ */
+function permitCheck(i32, permits) {
+  return {
+    use(n) {
+      if (Atomics.add(i32, INUSE, n) + n > permits) Atomics.add(i32, OVER, 1);
+      Atomics.add(i32, COUNTER, 1);
+      Atomics.sub(i32, INUSE, n);
+    },
+  };
 }
 
 /**
@@ -697,16 +742,17 @@ function startWorker(data) {
 // One case, one implementation, in this (fresh) process
 // ---------------------------------------------------------------------------
 
-function sharedState(impl) {
+function sharedState(impl, permits) {
   const shared = {
+    permits, // the semaphore rows' permits
     sab: new SharedArrayBuffer(SLOTS * 4),
     lockSab: new SharedArrayBuffer(4),
     condSab: new SharedArrayBuffer(4),
     semSab: new SharedArrayBuffer(8), // multithreading's Semaphore: permits, waiters
     rwSab: new SharedArrayBuffer(4), // multithreading's RwLock: its state (0: free)
   };
-  new Int32Array(shared.semSab)[0] = 1; // 1 permit
-  new Int32Array(shared.sab)[SEM] = 1; // the native semaphore's 1 permit (the package's writes its own)
+  new Int32Array(shared.semSab)[0] = permits;
+  new Int32Array(shared.sab)[SEM] = permits; // the native semaphore's (the package's writes its own)
   new Int32Array(shared.sab)[LAST] = 0x3fffffff; // barrier rows: until told
   shared.barSab = new SharedArrayBuffer(16); // multithreading's Barrier: lock, capacity, count, generation (measureCase)
   if (impl === 'mutex' && typeof Atomics.Mutex === 'function') {
@@ -764,7 +810,9 @@ async function measureCase(fullCase, impl, ms) {
     : fullCase.startsWith('rwlock-') ? 'rwlock' : 'lock';
   const caseName = form === 'semaphore' ? fullCase.slice('semaphore-'.length)
     : form === 'rwlock' ? fullCase.slice('rwlock-'.length).replace(/^read-/, '') : fullCase;
-  const shared = sharedState(impl);
+  // semaphore-large-wait: 4 permits, each holder's f checks how many are held.
+  const permits = caseName === 'large-wait' ? 4 : 1;
+  const shared = sharedState(impl, permits);
   if (barrierRow) {
     shared.parties = Number(barrierRow[1]);
     // multithreading's Barrier, as its constructor writes it: capacity, and a count down from it.
@@ -784,6 +832,7 @@ async function measureCase(fullCase, impl, ms) {
   // The rwlock rows count writes only, and reads that saw a write under way.
   const lostUpdates = (ops) => ops - i32[COUNTER];
   const pair = form === 'rwlock' ? rwPair(i32) : null;
+  const counted = caseName === 'large-wait' ? permitCheck(i32, permits) : null;
 
   if (caseName === 'blocking' || caseName === 'async') {
     const blocking = caseName === 'blocking';
@@ -816,14 +865,23 @@ async function measureCase(fullCase, impl, ms) {
   }
 
   const contended = /^(async-)?contended-(\d+)$/.exec(caseName);
-  if (contended || caseName === 'fairness') {
+  if (contended || caseName === 'fairness' || caseName === 'writer-wait' || caseName === 'large-wait') {
     const asyncWorkers = impl === 'weblocks' || (contended && contended[1] === 'async-');
     if (asyncWorkers && !api.locked) return unsupported(impl, api.lockedMissing);
     if (!asyncWorkers && !api.lockUnlock) return unsupported(impl, api.lockUnlockMissing);
     if (caseName === 'fairness' && !api.locked) return unsupported(impl, api.lockedMissing);
+    // What the main thread takes, timing each (not in the contended rows):
+    // the lock (fairness), the write lock (writer-wait: the workers only
+    // read), all the permits (large-wait: the workers take 1 each).
+    const mainTake = caseName === 'writer-wait' ? () => api.writeLocked(pair.write)
+      : caseName === 'large-wait' ? () => api.lockedN(permits, () => counted.use(permits))
+        : () => api.locked(inc);
     const workers = contended ? Number(contended[2]) : 3;
     const threads = [];
-    for (let w = 0; w < workers; w++) threads.push(startWorker({ impl, shared, role: 'loop', async: asyncWorkers, form }));
+    for (let w = 0; w < workers; w++) {
+      threads.push(startWorker({ impl, shared, role: 'loop', async: asyncWorkers, form, readsOnly: caseName === 'writer-wait',
+        permitCheck: counted !== null }));
+    }
     for (const t of threads) await t.next(); // 'ready'
     Atomics.store(i32, GO, 1);
     Atomics.notify(i32, GO);
@@ -835,13 +893,14 @@ async function measureCase(fullCase, impl, ms) {
     } else {
       // Fairness: the main thread takes the lock again and again, timing
       // each acquisition. A timer stops the workers at the deadline, should
-      // one acquisition still be waiting then.
+      // one acquisition still be waiting then (and should the main thread
+      // never get it, the round ends with the child's timeout: an error).
       latency = samples();
       const end = start + ms;
       const stopper = setTimeout(() => Atomics.store(i32, GO, 2), ms + 50);
       let now = start;
       while (now < end) {
-        await api.locked(inc);
+        await mainTake();
         const t = performance.now();
         latency.push(t - now);
         now = t;
@@ -853,11 +912,15 @@ async function measureCase(fullCase, impl, ms) {
     const elapsed = performance.now() - start;
     let ops = mainOps;
     const perWorker = [];
-    let writes = 0;
+    let writes = caseName === 'writer-wait' ? mainOps : 0;
     let torn = 0;
     for (const t of threads) {
       const n = await t.next();
-      if (pair) {
+      if (counted) {
+        // The large-wait workers post { ops, over }.
+        perWorker.push(n.ops);
+        ops += n.ops;
+      } else if (pair) {
         // The rwlock rows' workers post { ops, writes, torn }.
         perWorker.push(n.ops);
         ops += n.ops;
@@ -870,10 +933,6 @@ async function measureCase(fullCase, impl, ms) {
     }
     for (const t of threads) await t.worker.terminate();
     const metrics = { opsPerSec: (ops / elapsed) * 1000 };
-    if (pair) {
-      return { impl, metrics, ops, perWorker, ms: elapsed, writes, lost: lostUpdates(writes), reads: ops - writes, torn };
-    }
-    const lost = lostUpdates(ops);
     if (latency) {
       const sorted = latency.sorted();
       Object.assign(metrics, {
@@ -884,7 +943,14 @@ async function measureCase(fullCase, impl, ms) {
         maxUs: sorted[sorted.length - 1] * 1000,
       });
     }
-    return { impl, metrics, ops, mainOps, perWorker, ms: elapsed, lost };
+    if (pair) {
+      return { impl, metrics, ops, perWorker, ms: elapsed, writes, lost: lostUpdates(writes), reads: ops - writes, torn };
+    }
+    // large-wait: f adds to COUNTER atomically (holders are not exclusive);
+    // OVER counts the holders that saw more permits held than there are.
+    const lost = lostUpdates(ops);
+    const overcommits = counted ? Atomics.load(i32, OVER) : 0;
+    return { impl, metrics, ops, mainOps, perWorker, ms: elapsed, lost, overcommits };
   }
 
   if (caseName === 'condition-main' || caseName === 'condition-workers') {
@@ -961,6 +1027,20 @@ const METRICS = {
   'rwlock-read-async': [{ key: 'nsPerOp', label: 'rwlock, uncontended async read (await)', unit: 'ns/op', better: 'lower' }],
   'rwlock-contended-2': [{ key: 'opsPerSec', label: 'rwlock, 2 workers contending (1 write in 10), blocking', unit: 'ops/s', better: 'higher' }],
   'rwlock-contended-4': [{ key: 'opsPerSec', label: 'rwlock, 4 workers contending (1 write in 10), blocking', unit: 'ops/s', better: 'higher' }],
+  'rwlock-writer-wait': [
+    { key: 'mainPerSec', label: 'rwlock, main writes vs 3 reading workers: writes', unit: '/s', better: 'higher' },
+    { key: 'p50us', label: 'rwlock, main writes vs 3 reading workers: wait p50', unit: 'µs', better: 'lower' },
+    { key: 'p99us', label: 'rwlock, main writes vs 3 reading workers: wait p99', unit: 'µs', better: 'lower' },
+    { key: 'maxUs', label: 'rwlock, main writes vs 3 reading workers: wait max', unit: 'µs', better: 'lower' },
+    { key: 'opsPerSec', label: 'rwlock, main writes vs 3 reading workers: all operations', unit: 'ops/s', better: 'higher' },
+  ],
+  'semaphore-large-wait': [
+    { key: 'mainPerSec', label: 'semaphore of 4, main takes 4 vs 3 workers taking 1: takes of 4', unit: '/s', better: 'higher' },
+    { key: 'p50us', label: 'semaphore of 4, main takes 4 vs 3 workers taking 1: wait p50', unit: 'µs', better: 'lower' },
+    { key: 'p99us', label: 'semaphore of 4, main takes 4 vs 3 workers taking 1: wait p99', unit: 'µs', better: 'lower' },
+    { key: 'maxUs', label: 'semaphore of 4, main takes 4 vs 3 workers taking 1: wait max', unit: 'µs', better: 'lower' },
+    { key: 'opsPerSec', label: 'semaphore of 4, main takes 4 vs 3 workers taking 1: all takes', unit: 'ops/s', better: 'higher' },
+  ],
   fairness: [
     { key: 'mainPerSec', label: 'fairness: main acquisitions', unit: '/s', better: 'higher' },
     { key: 'mainShare', label: 'fairness: main share of all acquisitions', unit: 'fraction', better: 'higher' },
@@ -1033,7 +1113,7 @@ function measureRuntime(node, runtime, cases, impls, rounds, ms) {
           continue;
         }
         perRound[caseName][impl][r] = result.metrics;
-        if (result.lost || result.torn) {
+        if (result.lost || result.torn || result.overcommits) {
           // The rwlock rows count the writes' increments, and the reads that saw a write under way.
           const broken = [];
           if (result.lost) {
@@ -1041,6 +1121,7 @@ function measureRuntime(node, runtime, cases, impls, rounds, ms) {
               : `${result.lost} of ${result.writes} writes' increments lost`);
           }
           if (result.torn) broken.push(`${result.torn} of ${result.reads} reads saw a write under way (COUNTER ≠ MIRROR)`);
+          if (result.overcommits) broken.push(`${result.overcommits} holders saw more permits held than the semaphore has`);
           const note = `${caseName}, ${IMPL_LABEL[impl]}, round ${r + 1}: mutual exclusion broken, ${broken.join('; ')}`;
           violations.push({ caseName, impl, round: r + 1, lost: result.lost, ops: result.ops, torn: result.torn, note });
           console.error(`  ${note}`);
