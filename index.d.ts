@@ -429,6 +429,12 @@ export interface RwLockReleaser {
   (): void;
   /** What it gives back: a read, or the write lock. */
   readonly mode: 'read' | 'write';
+  /**
+   * Whether the hold was taken from a lock whose last writer's thread ended
+   * holding it (`rwlock.abandoned` when it was taken): what it guards may be
+   * half-written.
+   */
+  readonly abandoned: boolean;
   [Symbol.dispose](): void;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -439,7 +445,8 @@ export interface RwLockReleaser {
  * `writeSync()` block (workers, Node's main thread), `read()`, `write()`,
  * `runShared()` and `runExclusive()` never do. Robust: the reads and the
  * write lock a thread holds when it ends (terminated, `process.exit()`, an
- * uncaught exception, its script ending) are given back. A hold goes back
+ * uncaught exception, its script ending) are given back (a dead writer's
+ * leaves the lock `abandoned` until the next writer releases it). A hold goes back
  * through the instance that took it. Writer-preferring: a waiting writer
  * holds new readers off, except an instance that holds a read already, which
  * takes another. Not FIFO: every release wakes every waiter. Two zero Int32s
@@ -478,6 +485,13 @@ export class RwLock {
   readonly readsHeld: number;
   /** Whether this instance holds the write lock. */
   readonly writeHeld: boolean;
+  /**
+   * Whether the last writer's thread ended holding the write lock (it was
+   * given back), and no writer has released the lock since: what it guards
+   * may be half-written. A snapshot, stable while this thread holds a read
+   * or the write lock; the next writer's release clears it (repair first).
+   */
+  readonly abandoned: boolean;
 
   /**
    * Takes a read if no writer holds the lock or waits for it; never waits.

@@ -450,8 +450,9 @@ function watchStake(stakeWatch, i32a, index, kind, ints, instance) {
 
 /**
  * Delivers a wake-up of every waiter of `i32a[index]` that the stake says
- * is owed (`stake[at]` 1, set before the atomic step that made them due
- * one), then clears it.
+ * is owed (`stake[at]` 1, set right next to the atomic step that made
+ * them due one, with no call between the two: before it, or after it and
+ * the look at `waiters`), then clears it.
  */
 function payOwed(notify, i32a, index, stake, at) {
   deliver(notify, i32a, index, Infinity);

@@ -7,9 +7,12 @@
 //
 // Two Int32s from `index` (src/stake.rs):
 //
-//   i32a[index]      state     WRITER (1 << 30): a writer holds the lock;
-//                              bits 20-29: writers waiting (up to 1023 count
-//                              themselves here); bits 0-19: readers holding it
+//   i32a[index]      state     ABANDONED (1 << 31): the last writer's thread
+//                              ended holding the lock, and no writer has
+//                              released it since; WRITER (1 << 30): a writer
+//                              holds the lock; bits 20-29: writers waiting
+//                              (up to 1023 count themselves here); bits 0-19:
+//                              readers holding it
 //   i32a[index + 1]  waiters   threads between announcing a wait and leaving
 //                              it; a change of `state` that may let one go
 //                              wakes them all when it sees this above 0
@@ -19,7 +22,9 @@
 //             writes, and past all of them for an instance that holds a
 //             read already: a thread cannot block on itself)
 //   write:    CAS state + WRITER (minus its own waiting writer, if it
-//             counted one), while no reader and no writer holds it
+//             counted one), while no reader and no writer holds it; a
+//             writer that finds ABANDONED counts it in its share, and so
+//             takes it out when it releases
 //   wait:     a writer first counts itself among the writers waiting, which
 //             holds new readers off (writers do not starve; readers wait
 //             while writers keep coming), then both wait on the state seen
@@ -42,7 +47,8 @@
 // and a wake-up it owes, each written right next to the atomic step that
 // changed what it counts, with no call between the two (a worker is
 // terminated only at a call or a loop's back edge). When the thread ends,
-// its teardown subtracts the share from `state`, takes its waits out of
+// its teardown subtracts the share from `state` (marking it ABANDONED in
+// the same step if the share holds WRITER), takes its waits out of
 // `waiters` and wakes the waiters (src/stake.rs release_dead_share).
 
 const { performance } = require('perf_hooks');
@@ -69,12 +75,13 @@ const READERS = 0xfffff;
 const WAITING_WRITER = 1 << 20;
 const WAITING_WRITERS = 0x3ff << 20;
 const WRITER = 1 << 30;
+const ABANDONED = 1 << 31; // (the sign bit: -2^31)
 
 // The binding's stake kind of an RwLock (src/napi/stakes.rs).
 const kRwLockStake = 4;
 // The stake's Int32s: the instance's share of `state`, its waits counted in
 // `waiters` (the two the teardown reads), and 1 while a release's wake-up
-// is owed (see giveRead).
+// is owed (see the comment above uncountWaitingWriter).
 const kShare = 0;
 const kAnnounced = 1;
 const kOwed = 2;
@@ -108,7 +115,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
 
   /**
    * The stake of an RwLock of this factory, with a wake-up a release of
-   * the instance owes paid first (see giveRead); a TypeError for anything else.
+   * the instance owes paid first (see the releases' comment); a TypeError for anything else.
    */
   function stakeOf(rwlock) {
     const stake = stakeIfRwLock(rwlock);
@@ -172,7 +179,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     while ((seen & writeBlockers) === 0) {
       const was = Atomics.compareExchange(i32a, index, seen, seen + delta);
       if (was === seen) {
-        stake[kShare] += delta;
+        stake[kShare] += delta + (seen & ABANDONED); // (wraps, as the word)
         return true;
       }
       seen = was;
@@ -232,8 +239,9 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
   /** Gives back the write lock `stake` holds; ERR_RWLOCK_NOT_HELD, doing nothing, if it does not. */
   function giveWrite(i32a, index, stake) {
     if ((stake[kShare] & WRITER) === 0) throw notHeldError(true);
-    Atomics.sub(i32a, index, WRITER);
-    stake[kShare] -= WRITER;
+    const mine = WRITER | (stake[kShare] & ABANDONED); // and a dead writer's mark, if the take found one
+    Atomics.sub(i32a, index, mine);
+    stake[kShare] -= mine;
     if (Atomics.load(i32a, index + 1) > 0) {
       stake[kOwed] = 1;
       payOwed(notify, i32a, index, stake, kOwed);
@@ -301,7 +309,9 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
       },
       // A release that threw gave nothing back unless the share went down.
       () => stake[kShare] === before,
-      { mode: write ? 'write' : 'read' }
+      // (Stable while the hold lasts: only a writer's thread that ends
+      // holding the lock sets the mark, only a writer's release clears it.)
+      { mode: write ? 'write' : 'read', abandoned: (Atomics.load(rwlock.i32a, rwlock.index) & ABANDONED) !== 0 }
     );
   }
 
@@ -372,7 +382,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
       try {
         give(i32a, index, stake, write);
       } catch (error) {
-        if (stake[kShare] !== before) throw error; // released; its wake-up is owed (see giveRead)
+        if (stake[kShare] !== before) throw error; // released; its wake-up is owed (see the releases' comment)
         // Still held: out of stack before anything changed (f returned near
         // the limit). Once more from the bottom of the stack.
         await undefined;
@@ -441,6 +451,18 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     /** Whether this instance holds the write lock. */
     get writeHeld() {
       return (stakeOf(this)[kShare] & WRITER) !== 0;
+    }
+
+    /**
+     * Whether the last writer's thread ended holding the write lock (its
+     * teardown gave it back), and no writer has released it since: what
+     * the lock guards may be half-written. A snapshot, stable while this
+     * thread holds a read or the write lock; the writer that takes the
+     * lock next clears it when it releases (so repair first).
+     */
+    get abandoned() {
+      stakeOf(this);
+      return (Atomics.load(this.i32a, this.index) & ABANDONED) !== 0;
     }
 
     /** Takes a read if nothing keeps it out, without waiting; returns whether it did. */

@@ -40,6 +40,12 @@ pub const BARRIER_BROKEN: i32 = 1 << 16;
 /// Where a Barrier state's generation starts.
 pub const BARRIER_GENERATION_SHIFT: u32 = 17;
 
+/// An RwLock's state word (lib/rwlock.js): the write lock is held.
+pub const RWLOCK_WRITER: i32 = 1 << 30;
+/// An RwLock's state word: the last writer's thread ended holding the
+/// write lock, and no writer has released it since (the sign bit).
+pub const RWLOCK_ABANDONED: i32 = i32::MIN;
+
 /// A thread that ends while it waits at generation `generation` of the
 /// barrier whose `state` and `ended` words these are: breaks that
 /// generation if it is still the current one and not complete (BROKEN,
@@ -89,12 +95,15 @@ pub fn release_dead_permits(
 }
 
 /// A thread that ends with `share` of the state of the RwLock whose `state`
-/// and `waiters` words these are (its reads, WRITER if it wrote, one
-/// waiting-writer count per write it waited for: lib/rwlock.js), and
-/// `announced` of its waits counted in `waiters`: takes those out of
-/// `waiters` and its share out of the state. Returns whether threads may
-/// be waiting: the caller then wakes them all, whatever the thread held
-/// (as [`release_dead_permits`]: a release's change made, its notify not).
+/// and `waiters` words these are (its reads, WRITER if it wrote, with
+/// ABANDONED if it took the write lock marked so, one waiting-writer count
+/// per write it waited for: lib/rwlock.js), and `announced` of its waits
+/// counted in `waiters`: takes those out of `waiters` and its share out of
+/// the state, marking the state [`RWLOCK_ABANDONED`] in the same step if it
+/// held the write lock (what the lock guards may be half-written). Returns
+/// whether threads may be waiting: the caller then wakes them all,
+/// whatever the thread held (as [`release_dead_permits`]: a release's
+/// change made, its notify not).
 pub fn release_dead_share(
   state: &AtomicI32,
   waiters: &AtomicI32,
@@ -104,7 +113,18 @@ pub fn release_dead_share(
   if announced > 0 {
     waiters.fetch_sub(announced, SeqCst);
   }
-  if share > 0 {
+  if share & RWLOCK_WRITER != 0 {
+    // One step, so that no writer takes the lock between the release and
+    // the mark (it would not be told).
+    let mut seen = state.load(SeqCst);
+    loop {
+      let now = seen.wrapping_sub(share) | RWLOCK_ABANDONED;
+      match state.compare_exchange(seen, now, SeqCst, SeqCst) {
+        Ok(_) => break,
+        Err(was) => seen = was,
+      }
+    }
+  } else if share != 0 {
     state.fetch_sub(share, SeqCst);
   }
   // A store-buffering pair with a waiter's, as in release_dead_permits.

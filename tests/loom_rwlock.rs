@@ -67,7 +67,8 @@ const READER: i32 = 1;
 const READERS: i32 = 0xfffff;
 const WAITING_WRITER: i32 = 1 << 20;
 const WAITING_WRITERS: i32 = 0x3ff << 20;
-const WRITER: i32 = 1 << 30;
+const WRITER: i32 = stake::RWLOCK_WRITER;
+const ABANDONED: i32 = stake::RWLOCK_ABANDONED;
 const WRITE_BLOCKERS: i32 = WRITER | READERS;
 
 /// A step of the protocol weakened, to see the model fail.
@@ -94,6 +95,9 @@ enum Mutation {
   /// takeRead takes while a writer holds the lock (only writers waiting
   /// keep a read out).
   ReadIgnoresWriter,
+  /// takeWrite leaves a dead writer's mark out of its share, so that its
+  /// release leaves the mark in the state.
+  TakeLeavesMark,
   /// A writer that counted itself among the writers waiting takes the
   /// lock without taking its count back.
   TakeKeepsCount,
@@ -228,7 +232,14 @@ impl RwLock {
         .compare_exchange(seen, seen + delta, SeqCst, SeqCst)
       {
         Ok(_) => {
-          stake.share += delta;
+          // (The mark of a dead writer, if the state has it: this
+          // writer's release takes it out.)
+          let mark = if self.mutation == Mutation::TakeLeavesMark {
+            0
+          } else {
+            seen & ABANDONED
+          };
+          stake.share = stake.share.wrapping_add(delta).wrapping_add(mark);
           return true;
         }
         Err(was) => seen = was,
@@ -319,7 +330,8 @@ impl RwLock {
     }
   }
 
-  /// lib/rwlock.js `giveWrite`: state - WRITER, then wakes the waiters.
+  /// lib/rwlock.js `giveWrite`: state - WRITER (and the mark of a dead
+  /// writer, if its take found one), then wakes the waiters.
   fn give_write(&self, stake: &mut Stake) {
     assert_ne!(
       stake.share & WRITER,
@@ -327,8 +339,9 @@ impl RwLock {
       "gives back a write it does not hold"
     );
     let first = self.waiters_first();
-    self.state.fetch_sub(WRITER, SeqCst);
-    stake.share -= WRITER;
+    let mine = WRITER | (stake.share & ABANDONED);
+    self.state.fetch_sub(mine, SeqCst);
+    stake.share = stake.share.wrapping_sub(mine);
     if self.mutation != Mutation::WriteReleaseWithoutWake {
       self.wake_waiters(first);
     }
@@ -580,7 +593,9 @@ fn writer_gives_up(mutation: Mutation, waits: u32) {
 
 /// A thread takes the lock (`write` or a read) and ends holding it; the
 /// main thread wants it the other way: the teardown gives it back and the
-/// main thread gets it.
+/// main thread gets it. A dead writer leaves the state marked ABANDONED
+/// (a dead reader does not), until the next writer's release: the end's
+/// reader still sees the mark, its writer takes it out.
 fn holder_dies(mutation: Mutation, write: bool) {
   model(None, move || {
     let rwlock = RwLock::new(mutation);
@@ -596,6 +611,15 @@ fn holder_dies(mutation: Mutation, write: bool) {
     };
     rwlock.use_lock(!write);
     holder.join().unwrap();
+    let state = rwlock.state.load(SeqCst);
+    // (Given back: the mutation that keeps the share is left to strand the end.)
+    if state & WRITER == 0 {
+      let marked = state & ABANDONED != 0;
+      assert_eq!(
+        marked, write,
+        "a dead writer's lock, and only that, is marked abandoned"
+      );
+    }
     rwlock.at_the_end();
   });
 }
@@ -645,8 +669,9 @@ fn dies_mid_release(mutation: Mutation) {
         rwlock.enter(true);
         rwlock.leave(true);
         // giveWrite up to its look at `waiters`.
-        rwlock.state.fetch_sub(WRITER, SeqCst);
-        stake.share -= WRITER;
+        let mine = WRITER | (stake.share & ABANDONED);
+        rwlock.state.fetch_sub(mine, SeqCst);
+        stake.share = stake.share.wrapping_sub(mine);
         rwlock.die(&stake);
       })
     };
@@ -716,6 +741,7 @@ fn mutated_model() {
     Mutation::WaitOnFreshValue,
     Mutation::WriteIgnoresReaders,
     Mutation::ReadIgnoresWriter,
+    Mutation::TakeLeavesMark,
     Mutation::TakeKeepsCount,
     Mutation::DeadKeepsShare,
     Mutation::DeadReleaseWithoutWake,
@@ -726,7 +752,7 @@ fn mutated_model() {
   .expect("a known mutation");
   match mutation {
     Mutation::WithdrawWithoutWake | Mutation::WithdrawKeepsCount => writer_gives_up(mutation, 0),
-    Mutation::DeadKeepsShare => holder_dies(mutation, true),
+    Mutation::DeadKeepsShare | Mutation::TakeLeavesMark => holder_dies(mutation, true),
     Mutation::DeadReleaseWithoutWake => waiting_writer_dies(mutation),
     Mutation::DeadWakesOnlyIfHeld => dies_mid_release(mutation),
     _ => contention(mutation),
@@ -813,4 +839,9 @@ fn mutation_a_teardown_that_wakes_nobody_strands_the_reader() {
 #[test]
 fn mutation_a_teardown_that_wakes_only_for_a_share_strands_the_waiter() {
   fails_with(Mutation::DeadWakesOnlyIfHeld, "deadlock");
+}
+
+#[test]
+fn mutation_a_writer_that_leaves_the_dead_writers_mark_out_of_its_share_never_clears_it() {
+  fails_with(Mutation::TakeLeavesMark, "the lock is not free at the end");
 }

@@ -171,7 +171,7 @@ describe('RwLock', function () {
     };
     const loops = [loop(), loop()];
     await until(() => rwlock.readers > 0, 'the reads to start');
-    const w = worker('(rwlock, data, wd, port) => port.postMessage(rwlock.writeSync(5000))', { rwlock });
+    const w = worker('(rwlock, data, wd, port) => { const took = rwlock.writeSync(5000); if (took) rwlock.releaseWrite(); port.postMessage(took); }', { rwlock });
     const own = rwlock.runExclusive(() => 'own write', { timeout: 5000 });
     assert.strictEqual(await w.next(), true, 'the worker\'s write got in');
     assert.strictEqual(await own, 'own write');
@@ -357,8 +357,18 @@ describe('RwLock', function () {
         await w.done().catch(() => {});
         const release = await mine;
         assert.strictEqual(hold === 'read' ? rwlock.writeHeld : rwlock.readsHeld, hold === 'read' ? true : 1);
+        // A dead writer (and only that) leaves the lock marked abandoned.
+        assert.strictEqual(release.abandoned, hold === 'write', 'release.abandoned');
+        assert.strictEqual(rwlock.abandoned, hold === 'write', 'rwlock.abandoned');
         release();
         if (hold === 'waiting write') blocker.releaseRead();
+        if (hold === 'write') {
+          // The next writer is told too, and its release clears the mark.
+          assert.strictEqual(rwlock.writeSync(), true);
+          assert.strictEqual(rwlock.abandoned, true, 'still marked for the next writer');
+          rwlock.releaseWrite();
+          assert.strictEqual(rwlock.abandoned, false, 'cleared by its release');
+        }
         assertFree(rwlock, 'nothing left of the dead thread');
       });
     }
@@ -611,8 +621,10 @@ describe('RwLock', function () {
     }
     Atomics.store(data, 0, 1);
     await Promise.all(workers.map((w) => w.done()));
-    assertFree(rwlock, 'every hold, count and announcement came back');
+    // (A write first: a victim that died writing left the lock marked
+    // abandoned, which the next writer's release clears.)
     (await rwlock.write({ timeout: 1000 }))();
+    assertFree(rwlock, 'every hold, count and announcement came back');
   });
 
   it('a pending read keeps the process alive until it gets the lock; unref() lets it exit', () => {

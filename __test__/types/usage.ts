@@ -144,6 +144,8 @@ void writerNow;
 const rwBytes: 8 = RwLock.BYTES;
 void rwBytes;
 const readGuard: RwLockReleaser = rwlock.readGuard(5);
+const rwAbandoned: boolean = rwlock.abandoned || readGuard.abandoned;
+void rwAbandoned;
 const guardMode: 'read' | 'write' = readGuard.mode;
 void guardMode;
 readGuard();
