@@ -236,11 +236,16 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     }
   }
 
-  /** Gives back the write lock `stake` holds; ERR_RWLOCK_NOT_HELD, doing nothing, if it does not. */
-  function giveWrite(i32a, index, stake) {
+  /**
+   * Gives back the write lock `stake` holds; ERR_RWLOCK_NOT_HELD, doing
+   * nothing, if it does not. With it goes a dead writer's mark the take
+   * found, unless `keepMark` (a hold given back before its taker could be
+   * told of the mark: it stays for the next writer).
+   */
+  function giveWrite(i32a, index, stake, keepMark) {
     if ((stake[kShare] & WRITER) === 0) throw notHeldError(true);
-    const mine = WRITER | (stake[kShare] & ABANDONED); // and a dead writer's mark, if the take found one
-    Atomics.sub(i32a, index, mine);
+    const mine = WRITER | (stake[kShare] & ABANDONED);
+    Atomics.sub(i32a, index, keepMark ? WRITER : mine);
     stake[kShare] -= mine;
     if (Atomics.load(i32a, index + 1) > 0) {
       stake[kOwed] = 1;
@@ -254,7 +259,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
   /** Whether `seen` keeps the lock out (a take of the blocking forms if `recursive`). */
   const blocked = (seen, stake, write, recursive) => (write ? (seen & writeBlockers) !== 0 : readBlocked(seen, stake, recursive));
   const blockedSync = (seen, stake, write) => blocked(seen, stake, write, true);
-  const give = (i32a, index, stake, write) => (write ? giveWrite(i32a, index, stake) : giveRead(i32a, index, stake));
+  const give = (i32a, index, stake, write, keepMark) => (write ? giveWrite(i32a, index, stake, keepMark) : giveRead(i32a, index, stake));
 
   /**
    * The blocking part of readSync() and writeSync(): spin a little, then
@@ -368,7 +373,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
       try {
         return releaserOf(rwlock, stake, write);
       } catch (error) {
-        give(i32a, index, stake, write); // no release function: nobody else could release it
+        give(i32a, index, stake, write, true); // no release function: nobody else could release it (nor was told)
         throw error;
       }
     }
@@ -532,7 +537,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
       try {
         return releaserOf(this, stake, true);
       } catch (error) {
-        giveWrite(this.i32a, this.index, stake); // no release function: nobody else could release it
+        giveWrite(this.i32a, this.index, stake, true); // no release function: nobody else could release it (nor was told)
         throw error;
       }
     }

@@ -624,6 +624,42 @@ fn holder_dies(mutation: Mutation, write: bool) {
   });
 }
 
+/// A writer's thread ends holding the lock (marked ABANDONED); the main
+/// thread reads it, while another writer waits, counted among the writers
+/// waiting, takes the marked lock once the read is gone, and its thread
+/// ends holding it too: the mark stays (the end's reader sees it, its
+/// writer takes it out).
+fn marked_writer_dies_too(mutation: Mutation) {
+  model(None, move || {
+    let rwlock = RwLock::new(mutation);
+    let mut first = Stake::default();
+    assert!(rwlock.take_write(&mut first, false));
+    rwlock.die(&first);
+    let mut mine = Stake::default();
+    assert!(rwlock.take_read(&mut mine));
+    assert_ne!(rwlock.state.load(SeqCst) & ABANDONED, 0, "marked");
+    let writer = {
+      let rwlock = rwlock.clone();
+      thread::spawn(move || {
+        let mut stake = Stake::default();
+        assert_eq!(rwlock.lock(&mut stake, true, Blocked::Waits), Locked::Took);
+        rwlock.enter(true);
+        rwlock.leave(true);
+        rwlock.die(&stake); // ends holding the marked lock
+      })
+    };
+    rwlock.give_read(&mut mine);
+    writer.join().unwrap();
+    assert_eq!(
+      rwlock.state.load(SeqCst) & !ABANDONED,
+      0,
+      "given back, no waiting writer left counted"
+    );
+    assert_ne!(rwlock.state.load(SeqCst) & ABANDONED, 0, "still marked");
+    rwlock.at_the_end();
+  });
+}
+
 /// The main thread holds a read; a writer counts itself among the writers
 /// waiting and its thread ends in the wait (or, the read gone, ends
 /// holding the write lock), while a reader waits behind it: the teardown
@@ -709,6 +745,11 @@ fn a_dead_readers_read_goes_back_to_the_writer() {
 #[test]
 fn a_dead_writers_lock_goes_back_to_the_reader() {
   holder_dies(Mutation::None, true);
+}
+
+#[test]
+fn a_writer_that_takes_a_dead_writers_lock_and_dies_too_leaves_it_marked() {
+  marked_writer_dies_too(Mutation::None);
 }
 
 #[test]
