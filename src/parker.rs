@@ -37,8 +37,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use crate::sync::{
-  spin_round, Futex, Waited, SPIN_CLOCK_EVERY, SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY, SPIN_TIME,
+  spin_round, yield_core, Futex, Waited, SPIN_CLOCK_EVERY, SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY,
+  SPIN_TIME, SPIN_YIELD_EVERY, YIELD_OFF_MAX, YIELD_OFF_MIN, YIELD_SLOW,
 };
+
+// A spin near its deadline (SPIN_MIN rounds) never yields.
+const _: () = assert!(SPIN_MIN < SPIN_YIELD_EVERY);
 
 /// Nobody woke it yet, and it is not asleep.
 const WAITING: u32 = 0;
@@ -67,6 +71,11 @@ pub struct Parker {
   /// not the model's, under loom: no step of any race).
   spin_limit: AtomicU32,
   spins_short: AtomicU32,
+  /// How many more waits spin without yielding (after a slow yield), and
+  /// how many the next slow yield turns yields off for: its thread's own,
+  /// as the two above.
+  yields_off: AtomicU32,
+  yield_backoff: AtomicU32,
 }
 
 impl Default for Parker {
@@ -81,6 +90,8 @@ impl Parker {
       state: Futex::new(WAITING),
       spin_limit: AtomicU32::new(SPIN_MAX),
       spins_short: AtomicU32::new(0),
+      yields_off: AtomicU32::new(0),
+      yield_backoff: AtomicU32::new(YIELD_OFF_MIN),
     }
   }
 
@@ -125,9 +136,13 @@ impl Parker {
   /// `deadline` comes within 2 × `SPIN_TIME` spins only `SPIN_MIN` rounds,
   /// so that `wait(…, 0)` returns at once and (unless the thread is
   /// preempted mid-spin) no notify after the deadline is taken for one
-  /// before it. The clock is read only for such a deadline
-  /// and every `SPIN_CLOCK_EVERY` rounds (a notify that comes early costs
-  /// no clock read).
+  /// before it. The clock is read only for such a deadline, every
+  /// `SPIN_CLOCK_EVERY` rounds and after each yield (a notify that comes
+  /// early costs no clock read). Every `SPIN_YIELD_EVERY`-th round yields
+  /// the core (`crate::sync::yield_core`); a yield slower than `YIELD_SLOW`
+  /// (a busy thread kept the core) ends the spin and turns yields off for
+  /// the next `YIELD_OFF_MIN` waits, twice as many after each such yield
+  /// that follows, up to `YIELD_OFF_MAX`.
   pub fn spin(&self, deadline: Option<Instant>) -> bool {
     let (stored, mut limit) = self.next_spin();
     let probe = limit != stored;
@@ -158,9 +173,27 @@ impl Parker {
       };
       self.spins_short.store(short, Ordering::Relaxed);
     }
+    let off = self.yields_off.load(Ordering::Relaxed);
+    if off > 0 {
+      self.yields_off.store(off - 1, Ordering::Relaxed);
+    }
+    let may_yield = off == 0;
     for round in 0..limit {
       if self.woken() {
         return self.spin_found();
+      }
+      if may_yield && round % SPIN_YIELD_EVERY == SPIN_YIELD_EVERY - 1 {
+        let before = Instant::now();
+        yield_core();
+        let now = Instant::now();
+        if now - before > YIELD_SLOW {
+          self.yielded_slowly();
+          break;
+        }
+        if now >= *end.get_or_insert(before + SPIN_TIME) {
+          break;
+        }
+        continue;
       }
       spin_round(round);
       if round % SPIN_CLOCK_EVERY == SPIN_CLOCK_EVERY - 1 {
@@ -184,6 +217,16 @@ impl Parker {
         .store((stored / 2).max(SPIN_MIN), Ordering::Relaxed);
     }
     false
+  }
+
+  /// A yield gave the core to a thread that kept it: no yields for the
+  /// next `yield_backoff` waits, and twice as many after the next such.
+  fn yielded_slowly(&self) {
+    let backoff = self.yield_backoff.load(Ordering::Relaxed);
+    self.yields_off.store(backoff, Ordering::Relaxed);
+    self
+      .yield_backoff
+      .store((backoff * 2).min(YIELD_OFF_MAX), Ordering::Relaxed);
   }
 
   /// A spin found its wake-up: the next one may be whole.

@@ -19,8 +19,9 @@ pub const BUCKET_COUNT: usize = 256;
 pub const MAY_WAIT_SLOTS: usize = 1 << 14;
 
 /// The most a sync waiter looks at its parker before it sleeps (one
-/// [`spin_round`] between looks, a pause instruction: ~12 ns here, so
-/// ~20 µs in all). A worker ⇄ worker round trip whose partner answers
+/// [`spin_round`] between looks, a pause instruction: ~12 ns here, and
+/// every [`SPIN_YIELD_EVERY`]-th a [`yield_core`] instead; the spin ends
+/// after [`SPIN_TIME`], ~20 µs, in any case). A worker ⇄ worker round trip whose partner answers
 /// within it costs no sleep and no wake-up system call on either side:
 /// `node benchmark/run.js --instructions --wall --case worker-ping-pong`
 /// on this 2-core VM, 2.6-3.0 µs per round trip against native's 86 µs
@@ -51,27 +52,48 @@ pub const SPIN_MIN: u32 = 12;
 /// never woken during its spin ~20 µs of core time per this many waits.
 pub const SPIN_PROBE_EVERY: u32 = 32;
 
-/// How often a round of a sync waiter's spin yields its core instead of
-/// pausing (see [`spin_round`]).
+/// How often a sync waiter's spin yields its core, in rounds (see
+/// [`yield_core`]).
 pub const SPIN_YIELD_EVERY: u32 = 16;
+
+/// A yield that took longer than this gave the core to a thread that kept
+/// it (a busy one): the waiter stops yielding for a while (`Parker::spin`).
+/// Longer than a barrier party's own run between two waits, shorter than a
+/// busy thread's time slice (see [`yield_core`]).
+pub const YIELD_SLOW: std::time::Duration = std::time::Duration::from_micros(500);
+
+/// After a slow yield, how many waits yield nothing: this many after the
+/// first, twice as many after each slow yield that follows, up to
+/// [`YIELD_OFF_MAX`].
+pub const YIELD_OFF_MIN: u32 = 32;
+
+/// See [`YIELD_OFF_MIN`].
+pub const YIELD_OFF_MAX: u32 = 1 << 16;
 
 /// One round of a sync waiter's spin before it sleeps, between two looks
 /// at its parker: a pause (the core stays with this thread; the pause
-/// tells the CPU this is a spin), and every [`SPIN_YIELD_EVERY`]-th round
-/// a yield of the core to any other thread that is ready to run (it
-/// returns at once where none is). A sleep and its wake-up cost two system
+/// tells the CPU this is a spin). A sleep and its wake-up cost two system
 /// calls and the scheduler's latency; a notify that finds its waiter still
-/// spinning makes none. The yield is for more threads than cores: a thread
-/// that spins then holds a core the thread it waits for may need (the
-/// notifier, or the last parties of a barrier): `node
-/// benchmark/lock-family.js --case barrier-2,barrier-4` on this 2-core VM,
-/// 4 parties, 22,015 phases/s without the yield and 188,323 with it (2
-/// parties: 827,711 and 809,949; the lock, semaphore, rwlock and
-/// condition rows and `run.js --wall --case worker-ping-pong` as before).
-pub fn spin_round(round: u32) {
-  if round % SPIN_YIELD_EVERY == SPIN_YIELD_EVERY - 1 {
-    std::thread::yield_now();
-  } else {
-    std::hint::spin_loop();
-  }
+/// spinning makes none.
+pub fn spin_round(_round: u32) {
+  std::hint::spin_loop();
+}
+
+/// Every [`SPIN_YIELD_EVERY`]-th round of a spin instead of a pause: the
+/// core to any other thread that is ready to run (it returns at once where
+/// none is). With more threads than cores a spinning waiter would hold a
+/// core the thread it waits for needs (the notifier, the last parties of a
+/// barrier). A yield to a thread that keeps the core (a busy loop) costs
+/// the waiter that thread's time slice, milliseconds, and the waiter's
+/// wake-up comes through no sooner: the spin then stops yielding for a
+/// while ([`YIELD_SLOW`]). On this 2-core VM, `node benchmark/lock-family.js
+/// --case barrier-4` (4 parties): 20,029 phases/s without yields, 160,341
+/// yielding always, 54,026-76,438 with YIELD_SLOW 500 µs (and 21,508 with
+/// 50 µs: the parties' own yields then count as slow); `node benchmark/run.js
+/// --instructions --wall --case ping-pong` with another process keeping a
+/// core busy: 4.7-5.0 µs per round trip without yields, 16.2 yielding
+/// always, 5.5-6.5 with YIELD_SLOW 500 µs (worker-ping-pong there: 5.1-5.6,
+/// 5.4 and 4.3-4.8 µs; quiet, both as before).
+pub fn yield_core() {
+  std::thread::yield_now();
 }

@@ -21,7 +21,8 @@ mod loom_futex;
 
 mod sync {
   pub use super::loom_futex::{
-    spin_round, Futex, Waited, SPIN_CLOCK_EVERY, SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY, SPIN_TIME,
+    spin_round, yield_core, Futex, Waited, SPIN_CLOCK_EVERY, SPIN_MAX, SPIN_MIN, SPIN_PROBE_EVERY,
+    SPIN_TIME, SPIN_YIELD_EVERY, YIELD_OFF_MAX, YIELD_OFF_MIN, YIELD_SLOW,
   };
   pub use super::loom_sync::*;
 }

@@ -1,6 +1,7 @@
 //! The core's futex and spin (`crate::sync::{Futex, Waited, spin_round,
-//! SPIN_ROUNDS}`, src/futex.rs), modelled with loom, for the models that
-//! compile src/parker.rs against them.
+//! yield_core}` and the spin's constants, src/futex.rs and src/sync.rs),
+//! modelled with loom, for the models that compile src/parker.rs against
+//! them.
 //!
 //! The futex keeps the kernel's promise and nothing more: `wait` sleeps
 //! only if the word holds the expected value, checked under the lock that
@@ -86,5 +87,14 @@ pub const SPIN_TIME: std::time::Duration = std::time::Duration::from_micros(20);
 pub const SPIN_CLOCK_EVERY: u32 = 64;
 
 pub fn spin_round(_round: u32) {
+  loom::thread::yield_now();
+}
+
+pub const SPIN_YIELD_EVERY: u32 = 16;
+pub const YIELD_SLOW: std::time::Duration = std::time::Duration::from_micros(500);
+pub const YIELD_OFF_MIN: u32 = 32;
+pub const YIELD_OFF_MAX: u32 = 1 << 16;
+
+pub fn yield_core() {
   loom::thread::yield_now();
 }
