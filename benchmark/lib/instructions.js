@@ -46,6 +46,11 @@ const CASES = [
   { id: 'ping-pong', file: 'ping-pong', ops: 10000, threads: true, what: 'main waitAsync ⇄ worker wait, per round trip' },
   { id: 'worker-ping-pong', file: 'worker-ping-pong', ops: 25000, threads: true, what: 'worker wait ⇄ worker wait, per round trip' },
   { id: 'many-elements', file: 'many-elements', ops: 20000, what: '1,000 elements, one waiter each: notify + settle, per waiter' },
+  // A worker notifies the main thread's K waiters, one element each (issue
+  // 21's shape): per notify until settled, both threads.
+  { id: 'cross-thread-1k', file: 'cross-thread-notify', ops: 20000, param: 1000, threads: true, what: 'worker notifies 1,000 main-thread waiters on 1,000 elements, per notify until settled' },
+  { id: 'cross-thread-10k', file: 'cross-thread-notify', ops: 20000, param: 10000, threads: true, what: '… 10,000 waiters on 10,000 elements' },
+  { id: 'cross-thread-100k', file: 'cross-thread-notify', ops: 200000, param: 100000, threads: true, what: '… 100,000 waiters on 100,000 elements' },
   { id: 'wait-not-equal', file: 'wait-not-equal', ops: 200000, what: 'sync wait whose value differs ("not-equal"), per call' },
   { id: 'notify-growth-0', file: 'notify-growth', ops: 200000, param: 0, what: 'notify, nobody waiting; 0 waiters pending elsewhere' },
   { id: 'notify-growth-10k', file: 'notify-growth', ops: 200000, param: 10000, what: '… 10,000 waiters pending on other elements' },
