@@ -71,9 +71,9 @@ pub struct Parker {
   /// not the model's, under loom: no step of any race).
   spin_limit: AtomicU32,
   spins_short: AtomicU32,
-  /// How many more waits spin without yielding (after a slow yield), and
-  /// how many the next slow yield turns yields off for: its thread's own,
-  /// as the two above.
+  /// How many more spins (one per slice of a wait: `sync_wait`) go without
+  /// yielding after a slow yield, and how many the next slow yield turns
+  /// yields off for (it only grows): its thread's own, as the two above.
   yields_off: AtomicU32,
   yield_backoff: AtomicU32,
 }

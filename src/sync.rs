@@ -21,7 +21,7 @@ pub const MAY_WAIT_SLOTS: usize = 1 << 14;
 /// The most a sync waiter looks at its parker before it sleeps (one
 /// [`spin_round`] between looks, a pause instruction: ~12 ns here, and
 /// every [`SPIN_YIELD_EVERY`]-th a [`yield_core`] instead; the spin ends
-/// after [`SPIN_TIME`], ~20 µs, in any case). A worker ⇄ worker round trip whose partner answers
+/// after [`SPIN_TIME`], ~20 µs, give or take a yield that ran long). A worker ⇄ worker round trip whose partner answers
 /// within it costs no sleep and no wake-up system call on either side:
 /// `node benchmark/run.js --instructions --wall --case worker-ping-pong`
 /// on this 2-core VM, 2.6-3.0 µs per round trip against native's 86 µs
@@ -62,9 +62,9 @@ pub const SPIN_YIELD_EVERY: u32 = 16;
 /// busy thread's time slice (see [`yield_core`]).
 pub const YIELD_SLOW: std::time::Duration = std::time::Duration::from_micros(500);
 
-/// After a slow yield, how many waits yield nothing: this many after the
-/// first, twice as many after each slow yield that follows, up to
-/// [`YIELD_OFF_MAX`].
+/// After a slow yield, how many spins (one per slice of a wait, 10 ms)
+/// yield nothing: this many after the first, twice as many after each slow
+/// yield that follows, up to [`YIELD_OFF_MAX`] (it never comes back down).
 pub const YIELD_OFF_MIN: u32 = 32;
 
 /// See [`YIELD_OFF_MIN`].
