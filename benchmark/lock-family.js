@@ -1007,6 +1007,21 @@ async function measureBarrier(impl, shared, ms) {
 // Orchestration: rounds × cases × implementations, fresh processes
 // ---------------------------------------------------------------------------
 
+/**
+ * The rows of a case where the main thread takes something again and again
+ * among busy workers, timing each take: its takes per second (`takes`),
+ * the wait's p50, p99 and longest, and every thread's operations (`all`).
+ */
+function mainWaitMetrics(what, takes, all) {
+  return [
+    { key: 'mainPerSec', label: `${what}: ${takes}`, unit: '/s', better: 'higher' },
+    { key: 'p50us', label: `${what}: wait p50`, unit: 'µs', better: 'lower' },
+    { key: 'p99us', label: `${what}: wait p99`, unit: 'µs', better: 'lower' },
+    { key: 'maxUs', label: `${what}: wait max`, unit: 'µs', better: 'lower' },
+    { key: 'opsPerSec', label: `${what}: ${all}`, unit: 'ops/s', better: 'higher' },
+  ];
+}
+
 // What each case reports: the metric its ratio is taken on, and which way is better.
 const METRICS = {
   blocking: [{ key: 'nsPerOp', label: 'uncontended lock+unlock, blocking', unit: 'ns/op', better: 'lower' }],
@@ -1027,20 +1042,8 @@ const METRICS = {
   'rwlock-read-async': [{ key: 'nsPerOp', label: 'rwlock, uncontended async read (await)', unit: 'ns/op', better: 'lower' }],
   'rwlock-contended-2': [{ key: 'opsPerSec', label: 'rwlock, 2 workers contending (1 write in 10), blocking', unit: 'ops/s', better: 'higher' }],
   'rwlock-contended-4': [{ key: 'opsPerSec', label: 'rwlock, 4 workers contending (1 write in 10), blocking', unit: 'ops/s', better: 'higher' }],
-  'rwlock-writer-wait': [
-    { key: 'mainPerSec', label: 'rwlock, main writes vs 3 reading workers: writes', unit: '/s', better: 'higher' },
-    { key: 'p50us', label: 'rwlock, main writes vs 3 reading workers: wait p50', unit: 'µs', better: 'lower' },
-    { key: 'p99us', label: 'rwlock, main writes vs 3 reading workers: wait p99', unit: 'µs', better: 'lower' },
-    { key: 'maxUs', label: 'rwlock, main writes vs 3 reading workers: wait max', unit: 'µs', better: 'lower' },
-    { key: 'opsPerSec', label: 'rwlock, main writes vs 3 reading workers: all operations', unit: 'ops/s', better: 'higher' },
-  ],
-  'semaphore-large-wait': [
-    { key: 'mainPerSec', label: 'semaphore of 4, main takes 4 vs 3 workers taking 1: takes of 4', unit: '/s', better: 'higher' },
-    { key: 'p50us', label: 'semaphore of 4, main takes 4 vs 3 workers taking 1: wait p50', unit: 'µs', better: 'lower' },
-    { key: 'p99us', label: 'semaphore of 4, main takes 4 vs 3 workers taking 1: wait p99', unit: 'µs', better: 'lower' },
-    { key: 'maxUs', label: 'semaphore of 4, main takes 4 vs 3 workers taking 1: wait max', unit: 'µs', better: 'lower' },
-    { key: 'opsPerSec', label: 'semaphore of 4, main takes 4 vs 3 workers taking 1: all takes', unit: 'ops/s', better: 'higher' },
-  ],
+  'rwlock-writer-wait': mainWaitMetrics('rwlock, main writes vs 3 reading workers', 'writes', 'all operations'),
+  'semaphore-large-wait': mainWaitMetrics('semaphore of 4, main takes 4 vs 3 workers taking 1', 'takes of 4', 'all takes'),
   fairness: [
     { key: 'mainPerSec', label: 'fairness: main acquisitions', unit: '/s', better: 'higher' },
     { key: 'mainShare', label: 'fairness: main share of all acquisitions', unit: 'fraction', better: 'higher' },
