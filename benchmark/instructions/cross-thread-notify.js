@@ -2,10 +2,14 @@
 // A worker wakes the main thread's waiters one by one, one element each (a
 // pool's workers finishing jobs): the main thread has K waitAsync pending
 // on K elements (--param K); the worker stores and notifies each element in
-// turn; the round ends when every promise has settled. Instructions (and,
-// with --wall, time) per notify until settled, both threads; run.js gives
-// the main thread's part too (callgrind --separate-threads=yes), the rest
-// being mostly the worker's notifies. native: Atomics.waitAsync and
+// turn; the round ends when every promise has settled. Instructions per
+// notify, the whole round (the K waits made, notified and settled), both
+// threads; run.js gives the main thread's part too (callgrind
+// --separate-threads=yes), the rest being mostly the worker's notifies.
+// With --wall, the time per notify from the worker's go until the last
+// promise settled (`ns`: the waits are made before the clock starts), and
+// the worker's notify calls alone (`notifyNs`, its loop of stores and
+// notifies, timed by the worker). native: Atomics.waitAsync and
 // Atomics.notify; addon: the package's.
 //
 // Rounds alternate the value waited on (0, 1, 0, …) so that nothing is
@@ -19,10 +23,13 @@ const o = require('../lib/ops');
 
 const WARMUP_NOTIFIES = 20000;
 
-// Control slots, after the K elements: the round the worker is to run
-// (1-based; -1: stop), and the rounds it has finished.
+// Control slots: the round the worker is to run (1-based; -1: stop), and
+// the rounds it has finished.
 const GO = 0;
 const DONE = 1;
+// The worker's time in its notify loops of the measured rounds, in ns (a
+// Float64Array of its own).
+const NOTIFY_NS = 0;
 
 if (isMainThread) {
   o.run(main);
@@ -35,35 +42,44 @@ async function main(impl, name, ops, k) {
   if (!(k > 0)) throw new Error('--param K (the elements) must be at least 1');
   const ia = new Int32Array(new SharedArrayBuffer(4 * k));
   const control = new Int32Array(new SharedArrayBuffer(8));
-  const peer = new Worker(__filename, { workerData: { impl: name, sab: ia.buffer, control: control.buffer } });
+  const times = new Float64Array(new SharedArrayBuffer(8));
+  const warmupRounds = Math.max(1, Math.ceil(WARMUP_NOTIFIES / k));
+  const peer = new Worker(__filename, {
+    workerData: { impl: name, sab: ia.buffer, control: control.buffer, times: times.buffer, warmupRounds },
+  });
   await once(peer, 'online');
   let round = 0;
-  const rounds = async (n) => {
-    for (let r = 0; r < n; r++) round = await oneRound(impl, ia, control, round, k);
-  };
-  await rounds(Math.max(1, Math.ceil(WARMUP_NOTIFIES / k)));
-  await o.timed(() => rounds(Math.floor(ops / k))); // measured
+  for (let r = 0; r < warmupRounds; r++) round = await oneRound(impl, ia, control, round, k, false);
+  const measured = Math.floor(ops / k);
+  for (let r = 0; r < measured; r++) round = await oneRound(impl, ia, control, round, k, true);
   Atomics.store(control, GO, -1);
   Atomics.notify(control, GO);
   await once(peer, 'exit');
   o.check(Atomics.load(control, DONE) === round, 'the worker ran every round');
-  return {};
+  return { notifyNs: times[NOTIFY_NS] };
 }
 
-/** One round: K waits pending, the worker told to go, every wait settled "ok". */
-function oneRound(impl, ia, control, round, k) {
+/**
+ * One round: K waits pending, the worker told to go, every wait settled
+ * "ok". A `measured` round adds the time from go to the last settlement.
+ */
+function oneRound(impl, ia, control, round, k, measured) {
   const value = round & 1; // what the elements hold now
+  let start;
   return new Promise((resolve, reject) => {
     let settled = 0;
     const onSettled = (outcome) => {
       if (outcome !== 'ok') reject(new Error(`settled ${outcome}`));
-      if (++settled === k) resolve(round + 1);
+      if (++settled < k) return;
+      if (measured) o.addMeasured(Number(process.hrtime.bigint() - start));
+      resolve(round + 1);
     };
     for (let e = 0; e < k; e++) {
       const result = impl.waitAsync(ia, e, value);
       if (!result.async) return reject(new Error(`element ${e}: ${result.value}`));
       result.value.then(onSettled);
     }
+    if (measured) start = process.hrtime.bigint();
     Atomics.store(control, GO, round + 1);
     Atomics.notify(control, GO);
   });
@@ -73,16 +89,19 @@ function worker() {
   const impl = o.load(workerData.impl);
   const ia = new Int32Array(workerData.sab);
   const control = new Int32Array(workerData.control);
+  const times = new Float64Array(workerData.times);
   const k = ia.length;
   for (let round = 1; ; round++) {
     let go;
     while ((go = Atomics.load(control, GO)) === round - 1) Atomics.wait(control, GO, go);
     if (go === -1) return;
     const value = round & 1; // (round r's waiters wait on (r - 1) & 1)
+    const start = process.hrtime.bigint();
     for (let e = 0; e < k; e++) {
       Atomics.store(ia, e, value);
-      o.check(impl.notify(ia, e, 1) === 1, `element ${e} had its waiter`);
+      if (impl.notify(ia, e, 1) !== 1) throw new Error(`element ${e} had no waiter`);
     }
+    if (round > workerData.warmupRounds) times[NOTIFY_NS] += Number(process.hrtime.bigint() - start);
     Atomics.store(control, DONE, round);
   }
 }

@@ -36,7 +36,10 @@ const path = require('path');
 // so that the measured part takes a few seconds under valgrind (start-up
 // alone takes ~8 s and ~600 million instructions), larger for the two cases
 // with threads, whose totals vary by a few million instructions from run to
-// run (how the threads interleave); param: the case's --param.
+// run (how the threads interleave); param: the case's --param; wall:
+// 'only' for a wall-clock row with no count of its own (another part of a
+// program that has one), reading the JSON line's field `metric` instead of
+// `ns`.
 const CASES = [
   { id: 'notify-idle', file: 'notify-idle', ops: 200000, what: 'notify, nobody waiting' },
   { id: 'wait-async-settle', file: 'wait-async-settle', ops: 10000, what: 'waitAsync pending → notify → await, per waiter' },
@@ -51,6 +54,10 @@ const CASES = [
   { id: 'cross-thread-1k', file: 'cross-thread-notify', ops: 20000, param: 1000, threads: true, what: 'worker notifies 1,000 main-thread waiters on 1,000 elements, per notify until settled' },
   { id: 'cross-thread-10k', file: 'cross-thread-notify', ops: 20000, param: 10000, threads: true, what: '… 10,000 waiters on 10,000 elements' },
   { id: 'cross-thread-100k', file: 'cross-thread-notify', ops: 200000, param: 100000, threads: true, what: '… 100,000 waiters on 100,000 elements' },
+  // The same runs' other figure: the worker's notify calls alone.
+  { id: 'cross-thread-notify-1k', file: 'cross-thread-notify', ops: 20000, param: 1000, wall: 'only', metric: 'notifyNs', what: 'the worker\'s notify call alone, 1,000 elements' },
+  { id: 'cross-thread-notify-10k', file: 'cross-thread-notify', ops: 20000, param: 10000, wall: 'only', metric: 'notifyNs', what: '… 10,000 elements' },
+  { id: 'cross-thread-notify-100k', file: 'cross-thread-notify', ops: 200000, param: 100000, wall: 'only', metric: 'notifyNs', what: '… 100,000 elements' },
   { id: 'wait-not-equal', file: 'wait-not-equal', ops: 200000, what: 'sync wait whose value differs ("not-equal"), per call' },
   { id: 'notify-growth-0', file: 'notify-growth', ops: 200000, param: 0, what: 'notify, nobody waiting; 0 waiters pending elsewhere' },
   { id: 'notify-growth-10k', file: 'notify-growth', ops: 200000, param: 10000, what: '… 10,000 waiters pending on other elements' },
@@ -375,7 +382,7 @@ function time(node, c, impl) {
     throw new Error(`${c.id} --impl ${impl}: exit ${child.status}, signal ${child.signal}\n${child.stderr}`);
   }
   if (result.unsupported) return null;
-  return result.ns / ops;
+  return result[c.metric || 'ns'] / ops;
 }
 
 const median = (values) => {
@@ -453,7 +460,7 @@ function main(argv) {
 
   const started = Date.now();
   const errors = [];
-  const rows = options.cases.map((c) => {
+  const rows = options.cases.filter((c) => c.wall !== 'only').map((c) => {
     try {
       return measure(options.node, flags, c, options.reps);
     } catch (error) {
