@@ -15,20 +15,25 @@
 //!   the bucket lock, so within a key a higher id was enqueued later; each
 //!   queue is ordered by id and notify takes the lowest ids first.
 //!
-//! A queue ([`Queue`]) is a `VecDeque` of `(id, waiter)` in id order: dense
-//! (no per-node allocation, which is most of what a pending waiter costs
-//! natively), O(1) at both ends. A waiter removed from the middle (timeout,
-//! cancel) leaves a tombstone, found by binary search on the id; tombstones
-//! at the ends are trimmed at once, the rest when they outnumber the live.
+//! A queue ([`Queue`]) with one waiter keeps it inline, in its map entry:
+//! a pending waiter on an element of its own (a job's, a lock's) costs its
+//! entry and nothing else, no allocation and no pointer to follow. From a
+//! second waiter on, a queue is a `VecDeque` of `(id, waiter)` in id order:
+//! dense (no per-node allocation, which is most of what a pending waiter
+//! costs natively), O(1) at both ends. A waiter removed from the middle
+//! (timeout, cancel) leaves a tombstone, found by binary search on the id;
+//! tombstones at the ends are trimmed at once, the rest when they outnumber
+//! the live.
 //! - **One owner per outcome.** A waiter leaves its queue exactly once: by
 //!   notify ([`Registry::dequeue`]), by timeout or cancel ([`Registry::remove`]).
 //!   Whoever takes it out under the lock decides its outcome; the loser gets
 //!   `None` and does nothing.
 //! - **Empty queues are dropped**, so a key that is no longer waited on costs
-//!   nothing; except that each bucket keeps its last emptied queue, if
-//!   small ([`SPARE_CAPACITY`]), for the next waiter on that key or its
-//!   storage for the next new queue, so that waiters that come and go one
-//!   at a time (a lock, a waitAsync → notify loop) allocate nothing.
+//!   nothing; except that each bucket keeps one emptied queue (its idle
+//!   one, [`Queues::idle`]) for the next waiter on that key, or its small
+//!   storage ([`SPARE_CAPACITY`]) for the next new queue, so that waiters
+//!   that come and go one or two at a time (a lock, a waitAsync → notify
+//!   loop) touch neither the allocator nor the map's inserts and removes.
 //!
 //! - **"Someone may be waiting", readable without a lock.** Each key maps
 //!   to one of [`MAY_WAIT_SLOTS`] counts ([`may_wait_slot`], from the low
@@ -54,13 +59,14 @@
 //! Tests: `tests/registry.rs` (real threads) and `tests/loom_registry.rs`
 //! (every interleaving of notify, timeout, cancel and teardown, by loom).
 
+use std::collections::hash_map::{Entry, OccupiedEntry};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::Ordering;
 
 use smallvec::SmallVec;
 
-use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Mutex, BUCKET_COUNT, MAY_WAIT_SLOTS};
+use crate::sync::{AtomicU32, AtomicU64, Mutex, BUCKET_COUNT, MAY_WAIT_SLOTS};
 
 /// Identifies one waiter for its whole life; unique within a registry.
 pub type WaiterId = u64;
@@ -83,8 +89,6 @@ pub enum Enqueued {
 pub struct Registry<W> {
   buckets: Box<[Bucket<W>]>,
   next_id: AtomicU64,
-  /// Waiters queued across all buckets; for tests and leak checks.
-  len: AtomicUsize,
   /// Waiters queued (or being queued) per [`may_wait_slot`]; see the
   /// module docs. Never moves once made: JavaScript reads it in place.
   may_wait: Box<[AtomicU32]>,
@@ -99,7 +103,7 @@ struct Bucket<W> {
 }
 
 /// The largest capacity of an empty queue's storage that its bucket keeps
-/// for reuse ([`Queues::idle`]): at most 256 buckets × 8 entries × 32 bytes
+/// for reuse ([`Queues::idle`]): at most 256 buckets × 8 entries × 48 bytes
 /// (and a map entry each) stay allocated once the waiters are gone.
 const SPARE_CAPACITY: usize = 8;
 
@@ -108,84 +112,149 @@ struct Queues<W> {
   /// The queue of every key with waiters that hashes here, and at most
   /// one empty one: `idle`'s.
   map: HashMap<usize, Queue<W>, BuildAddressHasher>,
-  /// The key of the last queue here to become empty, if its storage is
-  /// small: that queue stays in `map`, so that the next waiter on that key
-  /// finds it (a waitAsync → notify loop, a lock: no hash-map insert and
-  /// remove, no malloc and free per waiter, ~450 instructions), and the
-  /// next new queue on another key takes its storage.
+  /// The key of an empty queue kept in `map`, if any: the first queue
+  /// here to become empty while there was none, so that the next waiter on
+  /// that key finds it (a waitAsync → notify loop, a lock: no hash-map
+  /// insert and remove per waiter), or one whose heap storage is small
+  /// ([`SPARE_CAPACITY`]), which the next new queue on another key takes
+  /// (no malloc and free when a key's second waiter comes and goes).
   idle: Option<usize>,
 }
 
 impl<W> Queues<W> {
-  /// The queue of `key`, made (with the idle queue's storage, if any) if
-  /// it has none.
+  /// The queue of `key`, made (with the idle queue's storage, if it has
+  /// some) if it has none.
   fn get_or_make(&mut self, key: usize) -> &mut Queue<W> {
+    let mut spare = VecDeque::new();
     if self.idle == Some(key) {
       self.idle = None;
-    } else if !self.map.contains_key(&key) {
-      let entries = match self.idle.take() {
-        Some(idle) => self.map.remove(&idle).map(|q| q.entries),
-        None => None,
-      };
-      self.map.insert(
-        key,
-        Queue {
-          entries: entries.unwrap_or_default(),
-          live: 0,
-        },
-      );
+    } else if let Some(idle) = self.idle {
+      // Only a queue with storage to give up is worth the lookups.
+      let has_storage = |queue: &Queue<W>| queue.capacity() > 0;
+      if self.map.get(&idle).is_some_and(has_storage) && !self.map.contains_key(&key) {
+        self.idle = None;
+        let taken = self.map.remove(&idle).map(Queue::into_storage);
+        spare = taken.unwrap_or_default();
+      }
     }
-    self.map.entry(key).or_default()
+    self.map.entry(key).or_insert_with(|| Queue::Many(spare, 0))
   }
 
-  /// `key`'s queue has become empty: it stays as the idle one if its
-  /// storage is small (dropping the previous idle one), or is dropped.
-  fn drop_queue(&mut self, key: usize) {
-    if self.idle == Some(key) {
-      return;
+  /// Takes up to `count` waiters from the head of `key`'s queue.
+  fn dequeue(&mut self, key: usize, count: usize) -> Dequeued<W> {
+    // One hash lookup for the queue and, if this empties it, its removal.
+    // (A key with no queue, which a notify meets only when its "may wait"
+    // count is shared with another key's waiters, makes `entry` reserve
+    // room for one more: growth the next insert would make anyway.)
+    let Entry::Occupied(mut entry) = self.map.entry(key) else {
+      return Dequeued::new();
+    };
+    let queue = entry.get_mut();
+    let mut woken = Dequeued::with_capacity(count.min(queue.live()));
+    queue.pop_front_into(count, &mut woken);
+    if queue.is_empty() {
+      if let Some(old) = emptied(&mut self.idle, entry) {
+        self.map.remove(&old);
+      }
     }
-    let small = self
-      .map
-      .get(&key)
-      .is_some_and(|queue| queue.entries.capacity() <= SPARE_CAPACITY);
-    if !small {
-      self.map.remove(&key);
-    } else if let Some(idle) = self.idle.replace(key) {
-      self.map.remove(&idle);
+    woken
+  }
+
+  /// Takes the waiter `id` out of `key`'s queue, wherever it is.
+  fn remove(&mut self, key: usize, id: WaiterId) -> Option<W> {
+    let Entry::Occupied(mut entry) = self.map.entry(key) else {
+      return None;
+    };
+    let waiter = entry.get_mut().remove(id)?;
+    if entry.get().is_empty() {
+      if let Some(old) = emptied(&mut self.idle, entry) {
+        self.map.remove(&old);
+      }
+    }
+    Some(waiter)
+  }
+}
+
+/// `entry`'s queue has just become empty: it stays in the map as the idle
+/// one ([`Queues::idle`]) or leaves it. Returns the key of the idle queue
+/// it replaces, for the caller to remove.
+fn emptied<W>(
+  idle: &mut Option<usize>,
+  entry: OccupiedEntry<'_, usize, Queue<W>>,
+) -> Option<usize> {
+  let key = *entry.key();
+  let storage = entry.get().capacity();
+  match *idle {
+    Some(current) if current == key => None,
+    None if storage <= SPARE_CAPACITY => {
+      *idle = Some(key);
+      None
+    }
+    Some(_) if storage > 0 && storage <= SPARE_CAPACITY => idle.replace(key),
+    _ => {
+      entry.remove();
+      None
     }
   }
 }
 
-/// One key's waiters, oldest first. Entries are in increasing id order;
-/// `None` marks a waiter removed from the middle.
-struct Queue<W> {
-  entries: VecDeque<(WaiterId, Option<W>)>,
-  /// Entries that are `Some`.
-  live: usize,
+/// One key's waiters, oldest first./// One key's waiters, oldest first.
+///
+/// A key with one waiter (a lock, a job's element: most keys, most of the
+/// time) keeps it inline, in the map's own entry: no allocation of its
+/// own, no pointer to chase at notify. A second waiter moves both to a
+/// `VecDeque`, kept until the queue is empty.
+enum Queue<W> {
+  /// Exactly one waiter.
+  One(WaiterId, W),
+  /// Entries in increasing id order, `None` marking a waiter removed from
+  /// the middle; and how many are `Some`. Empty (the idle queue, or one
+  /// just made) with `0`.
+  Many(VecDeque<(WaiterId, Option<W>)>, usize),
 }
 
 impl<W> Default for Queue<W> {
   fn default() -> Self {
-    Queue {
-      entries: VecDeque::new(),
-      live: 0,
-    }
+    Queue::Many(VecDeque::new(), 0)
   }
 }
 
 impl<W> Queue<W> {
   /// Appends a waiter; `id` is above every id already queued.
   fn push(&mut self, id: WaiterId, waiter: W) {
-    debug_assert!(self.entries.back().is_none_or(|&(last, _)| last < id));
-    self.entries.push_back((id, Some(waiter)));
-    self.live += 1;
+    match self {
+      Queue::Many(entries, live) if *live > 0 || entries.capacity() > 0 => {
+        debug_assert!(entries.back().is_none_or(|&(last, _)| last < id));
+        entries.push_back((id, Some(waiter)));
+        *live += 1;
+      }
+      Queue::Many(..) => *self = Queue::One(id, waiter),
+      Queue::One(first, _) => {
+        debug_assert!(*first < id);
+        let Queue::One(first, head) = std::mem::take(self) else {
+          unreachable!()
+        };
+        let mut entries = VecDeque::with_capacity(4);
+        entries.push_back((first, Some(head)));
+        entries.push_back((id, Some(waiter)));
+        *self = Queue::Many(entries, 2);
+      }
+    }
   }
 
-  /// Moves up to `count` waiters from the head into `into`, oldest first.
+  /// Moves up to `count` (at least 1) waiters from the head into `into`,
+  /// oldest first.
   fn pop_front_into(&mut self, count: usize, into: &mut Dequeued<W>) {
+    let Queue::Many(entries, live) = self else {
+      let Queue::One(id, waiter) = std::mem::take(self) else {
+        unreachable!()
+      };
+      into.push((id, waiter));
+      return;
+    };
     let mut taken = 0;
     while taken < count {
-      let Some((id, waiter)) = self.entries.pop_front() else {
+      let Some((id, waiter)) = entries.pop_front() else {
         break;
       };
       if let Some(waiter) = waiter {
@@ -193,40 +262,77 @@ impl<W> Queue<W> {
         taken += 1;
       }
     }
-    self.live -= taken;
-    self.trim();
+    *live -= taken;
+    Self::trim(entries);
   }
 
   /// Takes the waiter `id` out, wherever it is.
   fn remove(&mut self, id: WaiterId) -> Option<W> {
-    let at = self.entries.binary_search_by_key(&id, |&(id, _)| id).ok()?;
-    let waiter = self.entries[at].1.take()?;
-    self.live -= 1;
-    self.trim();
-    let tombstones = self.entries.len() - self.live;
-    if tombstones > 32 && tombstones > self.live {
-      self.entries.retain(|(_, waiter)| waiter.is_some());
+    let (entries, live) = match self {
+      Queue::One(only, _) if *only == id => {
+        let Queue::One(_, waiter) = std::mem::take(self) else {
+          unreachable!()
+        };
+        return Some(waiter);
+      }
+      Queue::One(..) => return None,
+      Queue::Many(entries, live) => (entries, live),
+    };
+    let at = entries.binary_search_by_key(&id, |&(id, _)| id).ok()?;
+    let waiter = entries[at].1.take()?;
+    *live -= 1;
+    Self::trim(entries);
+    let tombstones = entries.len() - *live;
+    if tombstones > 32 && tombstones > *live {
+      entries.retain(|(_, waiter)| waiter.is_some());
     }
     Some(waiter)
   }
 
   /// Drops tombstones at both ends, so the ends are always live, and gives
   /// memory back once a queue that was long is mostly gone.
-  fn trim(&mut self) {
-    while matches!(self.entries.front(), Some((_, None))) {
-      self.entries.pop_front();
+  fn trim(entries: &mut VecDeque<(WaiterId, Option<W>)>) {
+    while matches!(entries.front(), Some((_, None))) {
+      entries.pop_front();
     }
-    while matches!(self.entries.back(), Some((_, None))) {
-      self.entries.pop_back();
+    while matches!(entries.back(), Some((_, None))) {
+      entries.pop_back();
     }
-    let len = self.entries.len();
-    if self.entries.capacity() > 64 && len < self.entries.capacity() / 4 {
-      self.entries.shrink_to(len * 2);
+    let len = entries.len();
+    if entries.capacity() > 64 && len < entries.capacity() / 4 {
+      entries.shrink_to(len * 2);
+    }
+  }
+
+  /// How many waiters are queued.
+  fn live(&self) -> usize {
+    match self {
+      Queue::One(..) => 1,
+      Queue::Many(_, live) => *live,
     }
   }
 
   fn is_empty(&self) -> bool {
-    self.live == 0
+    self.live() == 0
+  }
+
+  /// The capacity of its heap storage (none inline).
+  fn capacity(&self) -> usize {
+    match self {
+      Queue::One(..) => 0,
+      Queue::Many(entries, _) => entries.capacity(),
+    }
+  }
+
+  /// Its heap storage, emptied, for another queue to use.
+  fn into_storage(self) -> VecDeque<(WaiterId, Option<W>)> {
+    match self {
+      Queue::One(..) => VecDeque::new(),
+      Queue::Many(mut entries, _) => {
+        entries.clear();
+        entries
+      }
+    }
   }
 }
 
@@ -249,7 +355,6 @@ impl<W> Registry<W> {
     Registry {
       buckets,
       next_id: AtomicU64::new(1),
-      len: AtomicUsize::new(0),
       may_wait: (0..MAY_WAIT_SLOTS).map(|_| AtomicU32::new(0)).collect(),
     }
   }
@@ -283,7 +388,6 @@ impl<W> Registry<W> {
     let id = self.next_id.fetch_add(1, Ordering::Relaxed);
     let waiter = make(id);
     queues.get_or_make(key).push(id, waiter);
-    self.len.fetch_add(1, Ordering::Relaxed);
     Enqueued::Queued(id)
   }
 
@@ -293,16 +397,7 @@ impl<W> Registry<W> {
     if count == 0 {
       return Dequeued::new();
     }
-    let mut queues = self.bucket(key).queues.lock();
-    let Some(queue) = queues.map.get_mut(&key) else {
-      return Dequeued::new();
-    };
-    let mut woken = Dequeued::with_capacity(count.min(queue.live));
-    queue.pop_front_into(count, &mut woken);
-    if queue.is_empty() {
-      queues.drop_queue(key);
-    }
-    self.len.fetch_sub(woken.len(), Ordering::Relaxed);
+    let woken = self.bucket(key).queues.lock().dequeue(key, count);
     self.uncount(key, woken.len());
     woken
   }
@@ -311,13 +406,7 @@ impl<W> Registry<W> {
   /// cancel. `None` when it is no longer queued (notify, or another remover,
   /// got there first and owns its outcome).
   pub fn remove(&self, key: usize, id: WaiterId) -> Option<W> {
-    let mut queues = self.bucket(key).queues.lock();
-    let queue = queues.map.get_mut(&key)?;
-    let waiter = queue.remove(id)?;
-    if queue.is_empty() {
-      queues.drop_queue(key);
-    }
-    self.len.fetch_sub(1, Ordering::Relaxed);
+    let waiter = self.bucket(key).queues.lock().remove(key, id)?;
     self.uncount(key, 1);
     Some(waiter)
   }
@@ -352,7 +441,7 @@ impl<W> Registry<W> {
       .lock()
       .map
       .get(&key)
-      .map_or(0, |queue| queue.live)
+      .map_or(0, Queue::live)
   }
 
   /// Whether two keys share a bucket (and so a lock); for tests that
@@ -361,9 +450,19 @@ impl<W> Registry<W> {
     bucket_index(a) == bucket_index(b)
   }
 
-  /// How many waiters are queued in the whole registry.
+  /// How many waiters are queued in the whole registry; for tests and
+  /// leak checks. Takes every bucket's lock in turn, so while other
+  /// threads queue and notify it is only a snapshot of each bucket. (Not a
+  /// shared counter: one more read-modify-write of a line every thread
+  /// writes, on each enqueue and each notify: ~10% of a cross-thread
+  /// notify.)
   pub fn len(&self) -> usize {
-    self.len.load(Ordering::Relaxed)
+    let live = |queues: &Queues<W>| queues.map.values().map(Queue::live).sum::<usize>();
+    self
+      .buckets
+      .iter()
+      .map(|bucket| live(&bucket.queues.lock()))
+      .sum()
   }
 
   pub fn is_empty(&self) -> bool {

@@ -201,6 +201,58 @@ fn removals_anywhere_keep_fifo_and_counts() {
   assert!(registry.is_empty());
 }
 
+/// Keys of one bucket, each with none, one or a few waiters at a time (a
+/// lone waiter is kept inline; a second moves both to heap storage; an
+/// emptied queue may stay as the bucket's idle one, and a new key's queue
+/// may take its storage): random enqueues, removals and partial notifies
+/// over them keep every key's FIFO order and counts exact against a plain
+/// model.
+#[test]
+fn few_waiters_per_key_keep_fifo_across_keys_of_a_bucket() {
+  let registry = Registry::new();
+  let mut keys = vec![64usize];
+  let mut candidate = 64;
+  while keys.len() < 4 {
+    candidate += 4;
+    if Registry::<u32>::same_bucket(64, candidate) {
+      keys.push(candidate);
+    }
+  }
+  let mut model: Vec<Vec<(WaiterId, u32)>> = vec![Vec::new(); keys.len()];
+  let mut seed = 0x9e37_79b9_u64;
+  let mut next = || {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    seed
+  };
+  for tag in 0..20_000u32 {
+    let k = (next() % keys.len() as u64) as usize;
+    let (key, queued) = (keys[k], &mut model[k]);
+    match next() % 4 {
+      0 | 1 if queued.len() < 3 => queued.push((queue(&registry, key, tag), tag)),
+      2 if !queued.is_empty() => {
+        let at = (next() % queued.len() as u64) as usize;
+        let (id, tag) = queued.remove(at);
+        assert_eq!(registry.remove(key, id), Some(tag));
+        assert_eq!(registry.remove(key, id), None);
+      }
+      _ => {
+        let count = (next() % 3) as usize;
+        let expected: Vec<u32> = queued
+          .drain(..count.min(queued.len()))
+          .map(|(_, w)| w)
+          .collect();
+        assert_eq!(dequeued(&registry, key, count), expected, "oldest first");
+      }
+    }
+    for (k, &key) in keys.iter().enumerate() {
+      assert_eq!(registry.waiters_on(key), model[k].len());
+    }
+  }
+  assert_eq!(registry.len(), model.iter().map(Vec::len).sum::<usize>());
+}
+
 /// Each of `threads` threads races a notify, a timeout-style remove and a
 /// cancel-style remove over the same waiters: every waiter has exactly one
 /// owner, and the total of all three equals what was queued.

@@ -2,7 +2,7 @@
 //! that compile src/registry.rs and src/wake.rs against it
 //! (`#[path = "common/loom_sync.rs"] mod sync;`).
 
-pub use loom::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
+pub use loom::sync::atomic::{AtomicU32, AtomicU64};
 
 /// parking_lot's `lock()` returns the guard directly; so does this.
 pub struct Mutex<T>(loom::sync::Mutex<T>);
