@@ -59,7 +59,6 @@
 //! Tests: `tests/registry.rs` (real threads) and `tests/loom_registry.rs`
 //! (every interleaving of notify, timeout, cancel and teardown, by loom).
 
-use std::collections::hash_map::{Entry, OccupiedEntry};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::Ordering;
@@ -103,7 +102,7 @@ struct Bucket<W> {
 }
 
 /// The largest capacity of an empty queue's storage that its bucket keeps
-/// for reuse ([`Queues::idle`]): at most 256 buckets × 8 entries × 48 bytes
+/// for reuse ([`Queues::idle`]): at most 256 buckets × 8 entries × 32 bytes
 /// (and a map entry each) stay allocated once the waiters are gone.
 const SPARE_CAPACITY: usize = 8;
 
@@ -112,13 +111,16 @@ struct Queues<W> {
   /// The queue of every key with waiters that hashes here, and at most
   /// one empty one: `idle`'s.
   map: HashMap<usize, Queue<W>, BuildAddressHasher>,
-  /// The key of an empty queue kept in `map`, if any: the first queue
-  /// here to become empty while there was none, so that the next waiter on
-  /// that key finds it (a waitAsync → notify loop, a lock: no hash-map
-  /// insert and remove per waiter), or one whose heap storage is small
-  /// ([`SPARE_CAPACITY`]), which the next new queue on another key takes
-  /// (no malloc and free when a key's second waiter comes and goes).
+  /// The key of the one empty queue kept in `map`, if any ([`Queues::emptied`]
+  /// says which): so that the next waiter on that key finds its queue (a
+  /// waitAsync → notify loop, a lock: no map insert and remove per waiter),
+  /// or, if the queue has heap storage (at most [`SPARE_CAPACITY`]), so
+  /// that the next new queue on another key can take it.
   idle: Option<usize>,
+  /// The key of the last queue here that became empty and was dropped: if
+  /// the same key empties again, it comes and goes, and takes the idle
+  /// place from a key that may never come back.
+  last_dropped: Option<usize>,
 }
 
 impl<W> Queues<W> {
@@ -142,63 +144,89 @@ impl<W> Queues<W> {
 
   /// Takes up to `count` waiters from the head of `key`'s queue.
   fn dequeue(&mut self, key: usize, count: usize) -> Dequeued<W> {
-    // One hash lookup for the queue and, if this empties it, its removal.
-    // (A key with no queue, which a notify meets only when its "may wait"
-    // count is shared with another key's waiters, makes `entry` reserve
-    // room for one more: growth the next insert would make anyway.)
-    let Entry::Occupied(mut entry) = self.map.entry(key) else {
+    // `get_mut`, not `entry`: for a key with no queue, `entry` would make
+    // room for an insert that never comes (an allocation, under the lock).
+    let Some(queue) = self.map.get_mut(&key) else {
       return Dequeued::new();
     };
-    let queue = entry.get_mut();
     let mut woken = Dequeued::with_capacity(count.min(queue.live()));
     queue.pop_front_into(count, &mut woken);
     if queue.is_empty() {
-      if let Some(old) = emptied(&mut self.idle, entry) {
-        self.map.remove(&old);
-      }
+      let storage = queue.capacity();
+      self.emptied(key, storage);
     }
     woken
   }
 
   /// Takes the waiter `id` out of `key`'s queue, wherever it is.
   fn remove(&mut self, key: usize, id: WaiterId) -> Option<W> {
-    let Entry::Occupied(mut entry) = self.map.entry(key) else {
-      return None;
-    };
-    let waiter = entry.get_mut().remove(id)?;
-    if entry.get().is_empty() {
-      if let Some(old) = emptied(&mut self.idle, entry) {
-        self.map.remove(&old);
-      }
+    let queue = self.map.get_mut(&key)?;
+    let waiter = queue.remove(id)?;
+    if queue.is_empty() {
+      let storage = queue.capacity();
+      self.emptied(key, storage);
     }
     Some(waiter)
   }
-}
 
-/// `entry`'s queue has just become empty: it stays in the map as the idle
-/// one ([`Queues::idle`]) or leaves it. Returns the key of the idle queue
-/// it replaces, for the caller to remove.
-fn emptied<W>(
-  idle: &mut Option<usize>,
-  entry: OccupiedEntry<'_, usize, Queue<W>>,
-) -> Option<usize> {
-  let key = *entry.key();
-  let storage = entry.get().capacity();
-  match *idle {
-    Some(current) if current == key => None,
-    None if storage <= SPARE_CAPACITY => {
-      *idle = Some(key);
-      None
+  /// `key`'s queue, whose heap storage holds `storage` entries, has just
+  /// become empty: it stays in the map as the idle one, or leaves it.
+  /// - Already the idle one, or there is none and its storage is small:
+  ///   it stays.
+  /// - Small storage to hand on, or the same key emptied twice running
+  ///   (it comes and goes): it takes the idle place.
+  /// - Otherwise (a key among many, each waited on once, a job's element
+  ///   say; or a large queue) it leaves, so that each such key costs one
+  ///   removal and no further lookup.
+  fn emptied(&mut self, key: usize, storage: usize) {
+    let small = storage <= SPARE_CAPACITY;
+    let stays = match self.idle {
+      Some(idle) => idle == key,
+      None => small,
+    };
+    if stays {
+      self.idle = Some(key);
+    } else if small && (storage > 0 || self.last_dropped == Some(key)) {
+      if let Some(old) = self.idle.replace(key) {
+        self.map.remove(&old);
+      }
+    } else {
+      self.map.remove(&key);
+      self.last_dropped = Some(key);
     }
-    Some(_) if storage > 0 && storage <= SPARE_CAPACITY => idle.replace(key),
-    _ => {
-      entry.remove();
-      None
+  }
+
+  /// Every queue in the map has a waiter, except the idle one, which has
+  /// none and at most [`SPARE_CAPACITY`] of storage; in each queue, ids
+  /// increase and the ends are live. Panics if not; for tests.
+  fn check(&self) {
+    for (&key, queue) in &self.map {
+      if self.idle == Some(key) {
+        assert!(queue.is_empty(), "the idle queue has waiters");
+        assert!(
+          queue.capacity() <= SPARE_CAPACITY,
+          "the idle queue holds large storage"
+        );
+        continue;
+      }
+      assert!(!queue.is_empty(), "an empty queue left in the map");
+      if let Queue::Many(entries, live) = queue {
+        assert_eq!(entries.iter().filter(|(_, w)| w.is_some()).count(), *live);
+        assert!(entries
+          .iter()
+          .zip(entries.iter().skip(1))
+          .all(|(a, b)| a.0 < b.0));
+        assert!(entries.front().is_some_and(|e| e.1.is_some()));
+        assert!(entries.back().is_some_and(|e| e.1.is_some()));
+      }
+    }
+    if let Some(idle) = self.idle {
+      assert!(self.map.contains_key(&idle), "the idle key has no queue");
     }
   }
 }
 
-/// One key's waiters, oldest first./// One key's waiters, oldest first.
+/// One key's waiters, oldest first.
 ///
 /// A key with one waiter (a lock, a job's element: most keys, most of the
 /// time) keeps it inline, in the map's own entry: no allocation of its
@@ -349,6 +377,7 @@ impl<W> Registry<W> {
         queues: Mutex::new(Queues {
           map: HashMap::default(),
           idle: None,
+          last_dropped: None,
         }),
       })
       .collect();
@@ -442,6 +471,15 @@ impl<W> Registry<W> {
       .map
       .get(&key)
       .map_or(0, Queue::live)
+  }
+
+  /// Checks every bucket's invariants (see `Queues::check`); panics if
+  /// one does not hold. For tests.
+  #[doc(hidden)]
+  pub fn check_invariants(&self) {
+    for bucket in self.buckets.iter() {
+      bucket.queues.lock().check();
+    }
   }
 
   /// Whether two keys share a bucket (and so a lock); for tests that

@@ -191,6 +191,7 @@ fn removals_anywhere_keep_fifo_and_counts() {
     assert_eq!(woken, expected, "oldest first");
     assert_eq!(registry.waiters_on(64), model.len());
     assert_eq!(registry.len(), model.len());
+    registry.check_invariants();
   }
   let rest: Vec<u32> = registry
     .dequeue(64, usize::MAX)
@@ -206,7 +207,7 @@ fn removals_anywhere_keep_fifo_and_counts() {
 /// emptied queue may stay as the bucket's idle one, and a new key's queue
 /// may take its storage): random enqueues, removals and partial notifies
 /// over them keep every key's FIFO order and counts exact against a plain
-/// model.
+/// model, and leave no empty queue in the map but the idle one.
 #[test]
 fn few_waiters_per_key_keep_fifo_across_keys_of_a_bucket() {
   let registry = Registry::new();
@@ -249,6 +250,7 @@ fn few_waiters_per_key_keep_fifo_across_keys_of_a_bucket() {
     for (k, &key) in keys.iter().enumerate() {
       assert_eq!(registry.waiters_on(key), model[k].len());
     }
+    registry.check_invariants();
   }
   assert_eq!(registry.len(), model.iter().map(Vec::len).sum::<usize>());
 }
