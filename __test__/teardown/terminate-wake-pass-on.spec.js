@@ -11,7 +11,7 @@
 
 const assert = require('assert');
 const { Worker } = require('worker_threads');
-const { notify, waitersForTesting, AsyncLock } = require('../..');
+const { notify, waitAsync, waitersForTesting, AsyncLock } = require('../..');
 const { root, until } = require('../helpers');
 
 // Every worker a test starts, terminated after each test: a failing test
@@ -91,6 +91,48 @@ describe('a wake-up that hits a terminated worker goes on to the next waiter', f
       assert.strictEqual(notify(ta, 0, 1), 1);
       assert.strictEqual(await second.result, 'ok');
     }
+  });
+
+  it('a worker terminated while its undrained mailbox holds 1,000 wake-ups passes every one on', async () => {
+    // The worker queues a waitAsync on each of 1,000 elements, then blocks
+    // its event loop in a native Atomics.wait: notifies that take its
+    // waiters put them in its mailbox, which it never drains. Behind each,
+    // the main thread waits on the same element. At terminate() all 1,000
+    // are still in the mailbox: each wake-up must go on to the main
+    // thread's waiter, as if the dead one had never been queued. (Node 20
+    // runs the pending settle during the worker's cleanup, when JS can no
+    // longer run: each resolve fails and its wake-up goes on; one that
+    // arrives after that is handed back when the cleanup hook closes the
+    // mailbox. Without the first, this test fails.)
+    const K = 1000;
+    const source = `
+      const { workerData } = require('worker_threads');
+      const { waitAsync } = require(workerData.root);
+      const ta = new Int32Array(workerData.sab);
+      const control = new Int32Array(workerData.control);
+      for (let e = 0; e < ta.length; e++) waitAsync(ta, e, 0);
+      Atomics.store(control, 0, 1); // queued
+      Atomics.wait(control, 1, 0); // blocks the event loop until terminated
+    `;
+    const sab = new SharedArrayBuffer(4 * K);
+    const ta = new Int32Array(sab);
+    const control = new Int32Array(new SharedArrayBuffer(8));
+    const worker = track(new Worker(source, { eval: true, workerData: { root, sab, control: control.buffer } }));
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    await until(() => Atomics.load(control, 0) === 1, 'the worker to queue its waiters');
+    const behind = [];
+    for (let e = 0; e < K; e++) behind.push(waitAsync(ta, e, 0).value);
+    for (let e = 0; e < K; e++) {
+      assert.strictEqual(waitersForTesting(ta, e).registry, 2, `element ${e}: both waiters queued`);
+      assert.strictEqual(notify(ta, e, 1), 1, `element ${e}: the notify took the worker's waiter`);
+    }
+    assert.strictEqual(await within(Promise.race(behind), 100), 'still waiting', 'the worker\'s waiters were woken, not the main thread\'s');
+    await worker.terminate();
+    await exited;
+    const outcomes = await within(Promise.all(behind), 5000);
+    assert.notStrictEqual(outcomes, 'still waiting', 'wake-ups in the dead worker\'s mailbox were lost');
+    assert.deepStrictEqual(new Set(outcomes), new Set(['ok']));
+    assert.strictEqual(waitersForTesting().registry, 0);
   });
 
   it('AsyncLock: a waiter terminated just before unlock() does not strand the others', async () => {
