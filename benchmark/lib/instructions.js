@@ -58,14 +58,20 @@ const CASES = [
   { id: 'cross-thread-notify-1k', file: 'cross-thread-notify', ops: 20000, param: 1000, wall: 'only', metric: 'notifyNs', what: 'the worker\'s notify call alone, 1,000 elements' },
   { id: 'cross-thread-notify-10k', file: 'cross-thread-notify', ops: 20000, param: 10000, wall: 'only', metric: 'notifyNs', what: '… 10,000 elements' },
   { id: 'cross-thread-notify-100k', file: 'cross-thread-notify', ops: 200000, param: 100000, wall: 'only', metric: 'notifyNs', what: '… 100,000 elements' },
+  // Fan-out: a worker's one notify wakes K main-thread waiters on one
+  // element; per waiter until the last settled.
+  { id: 'fan-out-1k', file: 'fan-out', ops: 20000, param: 1000, threads: true, what: 'worker\'s one notify wakes 1,000 main-thread waiters on one element, per waiter until settled' },
+  { id: 'fan-out-10k', file: 'fan-out', ops: 20000, param: 10000, threads: true, what: '… 10,000 waiters on one element' },
+  { id: 'fan-out-100k', file: 'fan-out', ops: 200000, param: 100000, threads: true, what: '… 100,000 waiters on one element' },
   { id: 'wait-not-equal', file: 'wait-not-equal', ops: 200000, what: 'sync wait whose value differs ("not-equal"), per call' },
-  { id: 'notify-growth-0', file: 'notify-growth', ops: 200000, param: 0, what: 'notify, nobody waiting; 0 waiters pending elsewhere' },
-  { id: 'notify-growth-10k', file: 'notify-growth', ops: 200000, param: 10000, what: '… 10,000 waiters pending on other elements' },
+  { id: 'notify-growth-0', file: 'notify-growth', ops: 200000, param: 0, what: 'notify, nobody waiting; 0 waiters pending elsewhere', v8: ['--expose-gc'] },
+  { id: 'notify-growth-10k', file: 'notify-growth', ops: 200000, param: 10000, what: '… 10,000 waiters pending on other elements', v8: ['--expose-gc'] },
+  { id: 'notify-growth-100k', file: 'notify-growth', ops: 200000, param: 100000, what: '… 100,000 waiters pending on other elements', v8: ['--expose-gc'] },
   // V8's memory reducer starts GCs on a wall-clock timer, which under
   // valgrind fires at different points of this long run: it moved the
   // total of --ops 0 by ~120 million instructions between runs (the row
   // once came out negative); off, two runs agreed to ~5,000.
-  { id: 'notify-growth-1m', file: 'notify-growth', ops: 200000, param: 1000000, what: '… 1,000,000 waiters pending on other elements', v8: ['--no-memory-reducer'] },
+  { id: 'notify-growth-1m', file: 'notify-growth', ops: 200000, param: 1000000, what: '… 1,000,000 waiters pending on other elements', v8: ['--no-memory-reducer', '--expose-gc'] },
 ];
 const IMPLS = ['addon', 'native'];
 const DEFAULT_REPS = 2;
@@ -366,7 +372,7 @@ function coreVersion() {
 function time(node, c, impl) {
   const file = path.join(__dirname, '..', 'instructions', c.file + '.js');
   const ops = c.ops * WALL_SCALE;
-  const child = spawnSync(node, [file, '--impl', impl, '--ops', String(ops), '--param', String(c.param || 0)], {
+  const child = spawnSync(node, [...(c.v8 || []), file, '--impl', impl, '--ops', String(ops), '--param', String(c.param || 0)], {
     cwd: path.join(__dirname, '..', '..'),
     encoding: 'utf8',
     timeout: RUN_TIMEOUT_MS,
