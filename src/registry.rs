@@ -6,6 +6,15 @@
 //! address of the element waited on), each bucket a mutex over the queues of
 //! the keys that hash to it.
 //!
+//! The keys of one 64-byte cache line share a bucket, and sit side by side
+//! in its map ([`bucket_index`], [`AddressHasher`]): waiters on neighbouring
+//! elements (a pool's jobs, made and finished in order) are then found in
+//! memory already in the cache, where a hash of the whole address put each
+//! in a place of its own (a worker notifying 100,000 main-thread waiters on
+//! as many elements: ~0.8 µs per notify against ~0.4 µs, mostly cache
+//! misses). Threads on elements of one line already share that line; they
+//! now share a lock too.
+//!
 //! Invariants:
 //! - **No lost wake-up.** [`Registry::enqueue_if`] runs the caller's value
 //!   check and the enqueue under the same bucket lock that
@@ -173,8 +182,11 @@ impl<W> Queues<W> {
   /// become empty: it stays in the map as the idle one, or leaves it.
   /// - Already the idle one, or there is none and its storage is small:
   ///   it stays.
-  /// - Small storage to hand on, or the same key emptied twice running
-  ///   (it comes and goes): it takes the idle place.
+  /// - Small storage to hand on, or the last queue here that was dropped
+  ///   was this key's (it comes and goes): it takes the idle place. (Only
+  ///   the last: two keys that come and go in turn in one bucket, or one
+  ///   between other keys' one-off waits, keep paying an insert and a
+  ///   remove each.)
   /// - Otherwise (a key among many, each waited on once, a job's element
   ///   say; or a large queue) it leaves, so that each such key costs one
   ///   removal and no further lookup.
@@ -517,21 +529,26 @@ pub fn may_wait_slot(key: usize) -> usize {
   ((x >> 2) ^ (x >> 18)) as usize & (MAY_WAIT_SLOTS - 1)
 }
 
-/// A key's bucket: the top 8 bits of [`mix`], the best mixed ones.
+/// A key's bucket: that of its 64-byte cache line, the top 8 bits of
+/// [`mix`] of the line's address, the best mixed ones.
 fn bucket_index(key: usize) -> usize {
-  (mix(key) >> 56) as usize % BUCKET_COUNT
+  (mix(key >> LINE_SHIFT) >> 56) as usize % BUCKET_COUNT
 }
 
+/// log2 of the bytes of a cache line: keys that differ only below it share
+/// a bucket, and neighbouring places in its map.
+const LINE_SHIFT: u32 = 6;
+
 /// Fibonacci hashing: multiplies by 2^64/φ so that addresses differing only
-/// in their low bits (neighbouring elements) land in different buckets.
+/// in their low bits (neighbouring lines) land in different buckets.
 fn mix(key: usize) -> u64 {
   (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// The hash a bucket's map uses for a key. Not [`mix`]: hashbrown's tag
-/// byte is the top 7 bits of the hash, and the keys of one bucket share
-/// the top 8 bits of `mix`, so with `mix` every key of a bucket had the
-/// same tag and probing came down to comparing keys. Another odd
+/// The hash a bucket's map uses for a line (and a waiter id). Not [`mix`]:
+/// hashbrown's tag byte is the top 7 bits of the hash, and the lines of one
+/// bucket share the top 8 bits of `mix`, so with `mix` every line of a
+/// bucket had the same tag and probing came down to comparing keys. Another odd
 /// multiplier gives top bits unrelated to the bucket, and folding the high
 /// half down gives well-mixed low bits, which hashbrown probes by (the low
 /// bits of a product depend only on the low bits of the key).
@@ -557,8 +574,13 @@ impl Hasher for AddressHasher {
     }
   }
 
+  /// A key (an address): its line's hash plus its place in the line (the
+  /// 4-byte unit), so that a line's keys take neighbouring places in the
+  /// map, where hashbrown probes (by the low bits) and reads its 16 tags
+  /// at once (they share the line's tag, the top 7 bits).
   fn write_usize(&mut self, key: usize) {
-    self.0 = map_hash(key as u64);
+    let in_line = (key as u64 >> 2) & ((1 << (LINE_SHIFT - 2)) - 1);
+    self.0 = map_hash((key >> LINE_SHIFT) as u64).wrapping_add(in_line);
   }
 
   fn write_u64(&mut self, id: u64) {

@@ -1,17 +1,21 @@
-//! The keys of one registry bucket must not all share hashbrown's tag.
+//! The cache lines of one registry bucket must not all share hashbrown's
+//! tag, and a line's keys must sit side by side.
 //!
-//! A bucket is chosen by the top bits of the key's mix; should each
-//! bucket's map hash the key with that same mix, every key of a bucket
-//! would have the same tag (hashbrown's top 7 bits of the hash) and probing
-//! would degenerate to key comparisons. The map's hash must spread the keys
-//! of one bucket over the tags (and over the low bits hashbrown probes by).
+//! A bucket is chosen by the top bits of the mix of the key's 64-byte line;
+//! should each bucket's map hash the line with that same mix, every key of
+//! a bucket would have the same tag (hashbrown's top 7 bits of the hash)
+//! and probing would degenerate to key comparisons. The map's hash must
+//! spread the lines of one bucket over the tags (and over the low bits
+//! hashbrown probes by), and give a line's keys consecutive positions, so
+//! that neighbouring elements are found in memory already in the cache.
 
 use std::collections::HashSet;
 use std::hash::BuildHasher;
 
 use atomics_waitasync::registry::{BuildAddressHasher, Registry};
 
-/// The keys of `first`'s bucket among element addresses `stride` apart.
+/// The first keys of `count` lines of `first`'s bucket, lines `stride`
+/// bytes apart.
 fn bucket_mates(first: usize, stride: usize, count: usize) -> Vec<usize> {
   (0..count * 512)
     .map(|i| first + i * stride)
@@ -21,26 +25,47 @@ fn bucket_mates(first: usize, stride: usize, count: usize) -> Vec<usize> {
 }
 
 #[test]
-fn keys_of_one_bucket_spread_over_tags_and_probe_positions() {
+fn lines_of_one_bucket_spread_over_tags_and_probe_positions() {
   let hasher = BuildAddressHasher::default();
-  // Int32Array and BigInt64Array elements of a buffer, at a few bases.
-  for (base, stride) in [(0x7f12_3456_0000, 4), (0x5555_0000_1000, 8), (0x1000, 4)] {
-    let keys = bucket_mates(base, stride, 256);
-    assert_eq!(keys.len(), 256, "enough keys share a bucket");
-    let hashes: Vec<u64> = keys.iter().map(|key| hasher.hash_one(key)).collect();
+  // Int32Array and BigInt64Array buffers, at a few bases.
+  for base in [0x7f12_3456_0000, 0x5555_0000_1000, 0x1000] {
+    let lines = bucket_mates(base, 64, 256);
+    assert_eq!(lines.len(), 256, "enough lines share a bucket");
+    let hashes: Vec<u64> = lines.iter().map(|key| hasher.hash_one(key)).collect();
     let tags: HashSet<u64> = hashes.iter().map(|hash| hash >> 57).collect();
-    // 256 keys over 128 tags: about 110 distinct ones if they were random.
+    // 256 lines over 128 tags: about 110 distinct ones if they were random.
     assert!(
       tags.len() >= 64,
-      "base {base:#x}: the bucket's 256 keys have {} distinct tags",
+      "base {base:#x}: the bucket's 256 lines have {} distinct tags",
       tags.len()
     );
-    // hashbrown's probe position: the low bits, for a table of 256.
-    let positions: HashSet<u64> = hashes.iter().map(|hash| hash & 255).collect();
+    // hashbrown's probe position: the low bits, for a table of 256 × 16.
+    let positions: HashSet<u64> = hashes.iter().map(|hash| (hash >> 4) & 255).collect();
     assert!(
       positions.len() >= 128,
-      "base {base:#x}: the bucket's 256 keys have {} distinct positions",
+      "base {base:#x}: the bucket's 256 lines have {} distinct positions",
       positions.len()
     );
+  }
+}
+
+#[test]
+fn keys_of_one_line_share_a_bucket_and_take_consecutive_positions() {
+  let hasher = BuildAddressHasher::default();
+  for line in [0x7f12_3456_0040usize, 0x5555_0000_1000, 0x1000] {
+    let first = hasher.hash_one(line);
+    for (i, key) in (line..line + 64).step_by(4).enumerate() {
+      assert!(
+        Registry::<()>::same_bucket(line, key),
+        "{key:#x} is in its line's bucket"
+      );
+      assert_eq!(
+        hasher.hash_one(key),
+        first.wrapping_add(i as u64),
+        "{key:#x}'s position"
+      );
+    }
+    // The next line is elsewhere, most of the time in another bucket.
+    assert_ne!(hasher.hash_one(line + 64) >> 57, first >> 57);
   }
 }
