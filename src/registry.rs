@@ -12,8 +12,11 @@
 //! memory already in the cache, where a hash of the whole address put each
 //! in a place of its own (a worker notifying 100,000 main-thread waiters on
 //! as many elements: ~0.8 µs per notify against ~0.4 µs, mostly cache
-//! misses). Threads on elements of one line already share that line; they
-//! now share a lock too.
+//! misses). The price: threads that wait on or notify neighbouring
+//! elements (a lock per worker in one Int32Array) queue on one bucket lock,
+//! where before they took one each. They already shared the line itself,
+//! which every Atomics operation on it moves between cores; the lock is
+//! held for a map lookup and a queue step (~100 ns).
 //!
 //! Invariants:
 //! - **No lost wake-up.** [`Registry::enqueue_if`] runs the caller's value
@@ -38,11 +41,12 @@
 //!   Whoever takes it out under the lock decides its outcome; the loser gets
 //!   `None` and does nothing.
 //! - **Empty queues are dropped**, so a key that is no longer waited on costs
-//!   nothing; except that each bucket keeps one emptied queue (its idle
-//!   one, [`Queues::idle`]) for the next waiter on that key, or its small
-//!   storage ([`SPARE_CAPACITY`]) for the next new queue, so that waiters
-//!   that come and go one or two at a time (a lock, a waitAsync → notify
-//!   loop) touch neither the allocator nor the map's inserts and removes.
+//!   nothing; except that each bucket keeps a few emptied queues for the
+//!   next waiter on their keys ([`Queues::kept`], up to [`KEPT`]), and one
+//!   with small storage ([`Queues::spare`]) for the next new queue, so that
+//!   waiters that come and go one or two at a time (a lock, a waitAsync →
+//!   notify loop; a few neighbouring ones in turn) touch neither the
+//!   allocator nor the map's inserts and removes.
 //!
 //! - **"Someone may be waiting", readable without a lock.** Each key maps
 //!   to one of [`MAY_WAIT_SLOTS`] counts ([`may_wait_slot`], from the low
@@ -111,44 +115,70 @@ struct Bucket<W> {
 }
 
 /// The largest capacity of an empty queue's storage that its bucket keeps
-/// for reuse ([`Queues::idle`]): at most 256 buckets × 8 entries × 32 bytes
-/// (and a map entry each) stay allocated once the waiters are gone.
+/// for reuse ([`Queues::spare`]): at most 256 buckets × 8 entries × 32
+/// bytes (and a map entry each) stay allocated once the waiters are gone.
 const SPARE_CAPACITY: usize = 8;
+
+/// How many emptied queues with no storage a bucket keeps for their keys'
+/// return ([`Queues::kept`]): neighbouring locks or signals (the elements
+/// of one cache line share a bucket) waited on in turn each keep theirs.
+const KEPT: usize = 4;
 
 /// What a bucket's lock guards.
 struct Queues<W> {
-  /// The queue of every key with waiters that hashes here, and at most
-  /// one empty one: `idle`'s.
+  /// The queue of every key with waiters that hashes here, and a few empty
+  /// ones: `spare`'s and `kept`'s.
   map: HashMap<usize, Queue<W>, BuildAddressHasher>,
-  /// The key of the one empty queue kept in `map`, if any ([`Queues::emptied`]
-  /// says which): so that the next waiter on that key finds its queue (a
-  /// waitAsync → notify loop, a lock: no map insert and remove per waiter),
-  /// or, if the queue has heap storage (at most [`SPARE_CAPACITY`]), so
-  /// that the next new queue on another key can take it.
-  idle: Option<usize>,
+  /// The key of an emptied queue with heap storage (at most
+  /// [`SPARE_CAPACITY`]), kept in `map` for that key's next waiter or for
+  /// the next new queue on another key to take (a key's second waiter
+  /// coming and going: no malloc and free each time).
+  spare: Option<usize>,
+  /// The keys of emptied queues with no storage (their one waiter was
+  /// inline), kept in `map` so that the next waiter on the key finds its
+  /// queue: a waitAsync → notify loop, a lock, pays no map insert and
+  /// remove per waiter. At most [`KEPT`]; which stay is [`Queues::emptied`]'s
+  /// choice.
+  kept: [Option<usize>; KEPT],
+  /// Where in `kept` the next key that must have a place takes it, when
+  /// all are taken (round robin).
+  next_kept: usize,
   /// The key of the last queue here that became empty and was dropped: if
-  /// the same key empties again, it comes and goes, and takes the idle
-  /// place from a key that may never come back.
+  /// the same key empties again, it comes and goes, and takes a kept place
+  /// from a key that may never come back.
   last_dropped: Option<usize>,
 }
 
 impl<W> Queues<W> {
-  /// The queue of `key`, made (with the idle queue's storage, if it has
-  /// some) if it has none.
+  fn new() -> Self {
+    Queues {
+      map: HashMap::default(),
+      spare: None,
+      kept: [None; KEPT],
+      next_kept: 0,
+      last_dropped: None,
+    }
+  }
+
+  /// The queue of `key`, made (with the spare queue's storage, if any) if
+  /// it has none.
   fn get_or_make(&mut self, key: usize) -> &mut Queue<W> {
-    let mut spare = VecDeque::new();
-    if self.idle == Some(key) {
-      self.idle = None;
-    } else if let Some(idle) = self.idle {
-      // Only a queue with storage to give up is worth the lookups.
-      let has_storage = |queue: &Queue<W>| queue.capacity() > 0;
-      if self.map.get(&idle).is_some_and(has_storage) && !self.map.contains_key(&key) {
-        self.idle = None;
-        let taken = self.map.remove(&idle).map(Queue::into_storage);
-        spare = taken.unwrap_or_default();
+    let mut storage = VecDeque::new();
+    if self.spare == Some(key) {
+      self.spare = None;
+    } else if let Some(at) = self.kept.iter().position(|&kept| kept == Some(key)) {
+      self.kept[at] = None;
+    } else if let Some(spare) = self.spare {
+      if !self.map.contains_key(&key) {
+        self.spare = None;
+        let taken = self.map.remove(&spare).map(Queue::into_storage);
+        storage = taken.unwrap_or_default();
       }
     }
-    self.map.entry(key).or_insert_with(|| Queue::Many(spare, 0))
+    self
+      .map
+      .entry(key)
+      .or_insert_with(|| Queue::Many(storage, 0))
   }
 
   /// Takes up to `count` waiters from the head of `key`'s queue.
@@ -178,63 +208,88 @@ impl<W> Queues<W> {
     Some(waiter)
   }
 
-  /// `key`'s queue, whose heap storage holds `storage` entries, has just
-  /// become empty: it stays in the map as the idle one, or leaves it.
-  /// - Already the idle one, or there is none and its storage is small:
-  ///   it stays.
-  /// - Small storage to hand on, or the last queue here that was dropped
-  ///   was this key's (it comes and goes): it takes the idle place. (Only
-  ///   the last: two keys that come and go in turn in one bucket, or one
-  ///   between other keys' one-off waits, keep paying an insert and a
-  ///   remove each.)
+  /// `key`'s queue, whose heap storage holds `storage` entries, is empty
+  /// (it has just become so, or it was kept empty and a notify found
+  /// nobody): it stays in the map, or leaves it.
+  /// - Already kept (as the spare, or in `kept`): it stays.
+  /// - Small storage: it becomes the spare (the previous one leaves).
+  /// - No storage, and a free place in `kept`, or the last queue here that
+  ///   was dropped was this key's (it comes and goes; it takes the place
+  ///   of the oldest kept): it is kept.
   /// - Otherwise (a key among many, each waited on once, a job's element
   ///   say; or a large queue) it leaves, so that each such key costs one
   ///   removal and no further lookup.
   fn emptied(&mut self, key: usize, storage: usize) {
-    let small = storage <= SPARE_CAPACITY;
-    let stays = match self.idle {
-      Some(idle) => idle == key,
-      None => small,
-    };
-    if stays {
-      self.idle = Some(key);
-    } else if small && (storage > 0 || self.last_dropped == Some(key)) {
-      if let Some(old) = self.idle.replace(key) {
+    if self.spare == Some(key) || self.kept.contains(&Some(key)) {
+      return;
+    }
+    if storage > 0 && storage <= SPARE_CAPACITY {
+      if let Some(old) = self.spare.replace(key) {
         self.map.remove(&old);
       }
-    } else {
-      self.map.remove(&key);
-      self.last_dropped = Some(key);
+      return;
     }
+    if storage == 0 {
+      if let Some(free) = self.kept.iter().position(Option::is_none) {
+        self.kept[free] = Some(key);
+        return;
+      }
+      if self.last_dropped == Some(key) {
+        let at = self.next_kept;
+        self.next_kept = (at + 1) % KEPT;
+        if let Some(old) = self.kept[at].replace(key) {
+          self.map.remove(&old);
+        }
+        return;
+      }
+    }
+    self.map.remove(&key);
+    self.last_dropped = Some(key);
   }
 
-  /// Every queue in the map has a waiter, except the idle one, which has
-  /// none and at most [`SPARE_CAPACITY`] of storage; in each queue, ids
-  /// increase and the ends are live. Panics if not; for tests.
+  /// Every queue in the map has a waiter, except the spare (small storage)
+  /// and the kept ones (no storage), which have none and are each named
+  /// once; in each queue, ids increase and the ends are live. Panics if
+  /// not; for tests.
   fn check(&self) {
+    let named = |key: usize| {
+      usize::from(self.spare == Some(key)) + self.kept.iter().filter(|&&k| k == Some(key)).count()
+    };
     for (&key, queue) in &self.map {
-      if self.idle == Some(key) {
-        assert!(queue.is_empty(), "the idle queue has waiters");
-        assert!(
-          queue.capacity() <= SPARE_CAPACITY,
-          "the idle queue holds large storage"
-        );
-        continue;
+      match named(key) {
+        0 => assert!(!queue.is_empty(), "an empty queue left in the map"),
+        1 => {
+          assert!(queue.is_empty(), "a kept queue has waiters");
+          if self.spare == Some(key) {
+            let storage = queue.capacity();
+            assert!(
+              storage > 0 && storage <= SPARE_CAPACITY,
+              "the spare queue's storage"
+            );
+          } else {
+            assert_eq!(queue.capacity(), 0, "a kept queue holds storage");
+          }
+        }
+        _ => panic!("a key kept twice"),
       }
-      assert!(!queue.is_empty(), "an empty queue left in the map");
       if let Queue::Many(entries, live) = queue {
         assert_eq!(entries.iter().filter(|(_, w)| w.is_some()).count(), *live);
         assert!(entries
           .iter()
           .zip(entries.iter().skip(1))
           .all(|(a, b)| a.0 < b.0));
-        assert!(entries.front().is_some_and(|e| e.1.is_some()));
-        assert!(entries.back().is_some_and(|e| e.1.is_some()));
+        assert!(entries.front().is_none_or(|e| e.1.is_some()));
+        assert!(entries.back().is_none_or(|e| e.1.is_some()));
       }
     }
-    if let Some(idle) = self.idle {
-      assert!(self.map.contains_key(&idle), "the idle key has no queue");
+    for key in self.spare.iter().chain(self.kept.iter().flatten()) {
+      assert!(self.map.contains_key(key), "a kept key has no queue");
     }
+  }
+
+  /// Whether `key`'s queue is empty and kept in the map; for tests.
+  fn keeps(&self, key: usize) -> bool {
+    self.spare == Some(key) || self.kept.contains(&Some(key))
   }
 }
 
@@ -248,7 +303,7 @@ enum Queue<W> {
   /// Exactly one waiter.
   One(WaiterId, W),
   /// Entries in increasing id order, `None` marking a waiter removed from
-  /// the middle; and how many are `Some`. Empty (the idle queue, or one
+  /// the middle; and how many are `Some`. Empty (a kept queue, or one
   /// just made) with `0`.
   Many(VecDeque<(WaiterId, Option<W>)>, usize),
 }
@@ -386,11 +441,7 @@ impl<W> Registry<W> {
   pub fn new() -> Self {
     let buckets = (0..BUCKET_COUNT)
       .map(|_| Bucket {
-        queues: Mutex::new(Queues {
-          map: HashMap::default(),
-          idle: None,
-          last_dropped: None,
-        }),
+        queues: Mutex::new(Queues::new()),
       })
       .collect();
     Registry {
@@ -485,6 +536,13 @@ impl<W> Registry<W> {
       .map_or(0, Queue::live)
   }
 
+  /// Whether `key` has an empty queue kept in its bucket's map (see
+  /// `Queues::kept`), for its next waiter. For tests.
+  #[doc(hidden)]
+  pub fn keeps_queue_of(&self, key: usize) -> bool {
+    self.bucket(key).queues.lock().keeps(key)
+  }
+
   /// Checks every bucket's invariants (see `Queues::check`); panics if
   /// one does not hold. For tests.
   #[doc(hidden)]
@@ -539,13 +597,13 @@ fn bucket_index(key: usize) -> usize {
 /// a bucket, and neighbouring places in its map.
 const LINE_SHIFT: u32 = 6;
 
-/// Fibonacci hashing: multiplies by 2^64/φ so that addresses differing only
-/// in their low bits (neighbouring lines) land in different buckets.
-fn mix(key: usize) -> u64 {
-  (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+/// Fibonacci hashing: multiplies by 2^64/φ so that line numbers differing
+/// only in their low bits (neighbouring lines) land in different buckets.
+fn mix(line: usize) -> u64 {
+  (line as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// The hash a bucket's map uses for a line (and a waiter id). Not [`mix`]:
+/// The hash a bucket's map uses for a line. Not [`mix`]:
 /// hashbrown's tag byte is the top 7 bits of the hash, and the lines of one
 /// bucket share the top 8 bits of `mix`, so with `mix` every line of a
 /// bucket had the same tag and probing came down to comparing keys. Another odd
@@ -557,9 +615,9 @@ fn map_hash(key: u64) -> u64 {
   product ^ (product >> 32)
 }
 
-/// A `Hasher` for `usize` keys (addresses) and `u64` ones (waiter ids):
-/// integers already unique, so one multiply does (SipHash would cost more
-/// than the rest of a notify).
+/// A `Hasher` for addresses (`usize`) and other `u64`s already unique
+/// (SipHash would cost more than the rest of a notify). Each write replaces
+/// the state: a key of one integer only.
 #[derive(Default)]
 pub struct AddressHasher(u64);
 
@@ -575,12 +633,18 @@ impl Hasher for AddressHasher {
   }
 
   /// A key (an address): its line's hash plus its place in the line (the
-  /// 4-byte unit), so that a line's keys take neighbouring places in the
-  /// map, where hashbrown probes (by the low bits) and reads its 16 tags
-  /// at once (they share the line's tag, the top 7 bits).
+  /// 4-byte unit) in the low bits, so that a line's keys start their
+  /// probes at neighbouring places in the map (hashbrown probes by the low
+  /// bits, 16 places at a time); and the place in the line mixed into the
+  /// top 7 bits, the tag hashbrown compares before it compares keys, so
+  /// that a line's 16 keys have 16 different tags (with the line's tag
+  /// alone, finding a key, or finding none, compared it with each of its
+  /// line-mates in the probed group: 15 key comparisons for a notify of
+  /// element 0 while 1 to 15 were waited on).
   fn write_usize(&mut self, key: usize) {
     let in_line = (key as u64 >> 2) & ((1 << (LINE_SHIFT - 2)) - 1);
-    self.0 = map_hash((key >> LINE_SHIFT) as u64).wrapping_add(in_line);
+    let line = map_hash((key >> LINE_SHIFT) as u64);
+    self.0 = (line ^ (in_line << 60)).wrapping_add(in_line);
   }
 
   fn write_u64(&mut self, id: u64) {
@@ -588,5 +652,5 @@ impl Hasher for AddressHasher {
   }
 }
 
-/// Hashes addresses and waiter ids (both already unique integers) cheaply.
+/// Hashes addresses (already unique integers) cheaply.
 pub type BuildAddressHasher = BuildHasherDefault<AddressHasher>;

@@ -11,7 +11,8 @@ pub use parking_lot::Mutex;
 pub use crate::futex::{Futex, Waited};
 
 /// Number of registry buckets: a power of two, enough that threads
-/// notifying different addresses rarely share a lock.
+/// notifying addresses in different cache lines rarely share a lock (the
+/// elements of one line always do: `registry::bucket_index`).
 pub const BUCKET_COUNT: usize = 256;
 
 /// Number of "someone may be waiting" counts (see `Registry::may_wait`):

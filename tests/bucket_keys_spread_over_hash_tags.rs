@@ -27,7 +27,7 @@ fn bucket_mates(first: usize, stride: usize, count: usize) -> Vec<usize> {
 #[test]
 fn lines_of_one_bucket_spread_over_tags_and_probe_positions() {
   let hasher = BuildAddressHasher::default();
-  // Int32Array and BigInt64Array buffers, at a few bases.
+  // Lines at a few bases.
   for base in [0x7f12_3456_0000, 0x5555_0000_1000, 0x1000] {
     let lines = bucket_mates(base, 64, 256);
     assert_eq!(lines.len(), 256, "enough lines share a bucket");
@@ -50,22 +50,34 @@ fn lines_of_one_bucket_spread_over_tags_and_probe_positions() {
 }
 
 #[test]
-fn keys_of_one_line_share_a_bucket_and_take_consecutive_positions() {
+fn keys_of_one_line_share_a_bucket_start_at_consecutive_positions_with_tags_of_their_own() {
   let hasher = BuildAddressHasher::default();
-  for line in [0x7f12_3456_0040usize, 0x5555_0000_1000, 0x1000] {
+  // Int32Array elements (4 bytes apart) and BigInt64Array ones (8).
+  for (line, stride) in [
+    (0x7f12_3456_0040usize, 4),
+    (0x5555_0000_1000, 8),
+    (0x1000, 4),
+  ] {
     let first = hasher.hash_one(line);
-    for (i, key) in (line..line + 64).step_by(4).enumerate() {
+    let mut tags = HashSet::new();
+    for key in (line..line + 64).step_by(stride) {
+      let place = ((key - line) / 4) as u64;
+      let hash = hasher.hash_one(key);
       assert!(
         Registry::<()>::same_bucket(line, key),
         "{key:#x} is in its line's bucket"
       );
       assert_eq!(
-        hasher.hash_one(key),
-        first.wrapping_add(i as u64),
-        "{key:#x}'s position"
+        hash & 0xfff,
+        first.wrapping_add(place) & 0xfff,
+        "{key:#x}'s probe start"
       );
+      tags.insert(hash >> 57);
     }
-    // The next line is elsewhere, most of the time in another bucket.
-    assert_ne!(hasher.hash_one(line + 64) >> 57, first >> 57);
+    assert_eq!(
+      tags.len(),
+      64 / stride,
+      "{line:#x}: one tag per key of the line"
+    );
   }
 }

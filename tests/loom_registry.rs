@@ -121,8 +121,10 @@ fn keys_sharing_a_bucket_stay_apart() {
   loom::model(|| {
     let registry = Arc::new(Registry::new());
     let a = KEY;
+    // A key of another line: the elements of one line always share a
+    // bucket, and a model with two buckets finds another line soon.
     let b = (1..64)
-      .map(|i| KEY + 4 * i)
+      .map(|i| KEY + 64 * i)
       .find(|&b| Registry::<()>::same_bucket(a, b))
       .expect("a colliding key");
     let other = {

@@ -53,17 +53,16 @@ fn counts_only_what_it_dequeues() {
   assert_eq!(registry.len(), 0);
 }
 
-/// A queue that empties stays behind, empty, as its bucket's idle queue
-/// (its storage is reused): it must behave as no queue at all, for its own
-/// key and for keys that hash to the same bucket.
+/// A queue that empties stays behind, empty, kept for its key (or its
+/// storage reused): it must behave as no queue at all, for its own key and
+/// for keys that hash to the same bucket (here, one of another line).
 #[test]
 fn emptied_queues_behave_as_none() {
   let registry = Registry::new();
   let (a, b) = (
     8,
-    (8..)
+    (8 + 64..)
       .step_by(8)
-      .skip(1)
       .find(|&k| Registry::<u32>::same_bucket(8, k))
       .unwrap(),
   );
@@ -202,22 +201,56 @@ fn removals_anywhere_keep_fifo_and_counts() {
   assert!(registry.is_empty());
 }
 
+/// Neighbouring elements (one line, so one bucket) waited on in turn, one
+/// waiter at a time, as neighbouring locks are: each keeps its emptied
+/// queue for its next waiter (no map insert and remove per wait), and a
+/// one-off wait on another key of the bucket does not take their places.
+#[test]
+fn neighbouring_keys_waited_on_in_turn_keep_their_queues() {
+  let registry = Registry::new();
+  let (a, b) = (4096usize, 4100usize);
+  assert!(Registry::<u32>::same_bucket(a, b));
+  let one_offs = (a + 64..)
+    .step_by(64)
+    .filter(|&k| Registry::<u32>::same_bucket(a, k));
+  for (round, other) in one_offs.take(20).enumerate() {
+    for key in [a, b] {
+      queue(&registry, key, round as u32);
+      assert_eq!(dequeued(&registry, key, 1), [round as u32]);
+    }
+    queue(&registry, other, 0);
+    assert_eq!(dequeued(&registry, other, 1), [0]);
+    if round > 0 {
+      assert!(
+        registry.keeps_queue_of(a),
+        "round {round}: a's queue was dropped"
+      );
+      assert!(
+        registry.keeps_queue_of(b),
+        "round {round}: b's queue was dropped"
+      );
+    }
+    registry.check_invariants();
+  }
+}
+
 /// Keys of one bucket, each with none, one or a few waiters at a time (a
 /// lone waiter is kept inline; a second moves both to heap storage; an
-/// emptied queue may stay as the bucket's idle one, and a new key's queue
-/// may take its storage): random enqueues, removals and partial notifies
+/// emptied queue may be kept for its key, or as the spare whose storage a
+/// new key's queue takes): random enqueues, removals and partial notifies
 /// over them keep every key's FIFO order and counts exact against a plain
-/// model, and leave no empty queue in the map but the idle one.
+/// model, and leave no empty queue in the map but the kept ones. Seven
+/// keys, more than a bucket keeps: three of one line, four of other lines.
 #[test]
 fn few_waiters_per_key_keep_fifo_across_keys_of_a_bucket() {
   let registry = Registry::new();
-  let mut keys = vec![64usize];
-  let mut candidate = 64;
-  while keys.len() < 4 {
-    candidate += 4;
+  let mut keys = vec![64usize, 68, 100];
+  let mut candidate = 128;
+  while keys.len() < 7 {
     if Registry::<u32>::same_bucket(64, candidate) {
       keys.push(candidate);
     }
+    candidate += 64;
   }
   let mut model: Vec<Vec<(WaiterId, u32)>> = vec![Vec::new(); keys.len()];
   let mut seed = 0x9e37_79b9_u64;
