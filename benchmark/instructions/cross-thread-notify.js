@@ -7,9 +7,10 @@
 // threads; run.js gives the main thread's part too (callgrind
 // --separate-threads=yes), the rest being mostly the worker's notifies.
 // With --wall, the time per notify from the worker's go until the last
-// promise settled (`ns`: the waits are made before the clock starts), and
-// the worker's notify calls alone (`notifyNs`, its loop of stores and
-// notifies, timed by the worker). native: Atomics.waitAsync and
+// promise settled (`ns`: the waits are made before the clock starts), the
+// worker's notify calls alone (`notifyNs`, its loop of stores and
+// notifies, timed by the worker), and the main thread's K waitAsync calls
+// (`createNs`: making the waits, as K grows). native: Atomics.waitAsync and
 // Atomics.notify; addon: the package's.
 //
 // Rounds alternate the value waited on (0, 1, 0, …) so that nothing is
@@ -52,20 +53,25 @@ async function main(impl, name, ops, k) {
   for (let r = 0; r < warmupRounds; r++) round = await oneRound(impl, ia, control, round, k, false);
   const measured = Math.floor(ops / k);
   for (let r = 0; r < measured; r++) round = await oneRound(impl, ia, control, round, k, true);
+  const createNs = created.ns;
   Atomics.store(control, GO, -1);
   Atomics.notify(control, GO);
   await once(peer, 'exit');
   o.check(Atomics.load(control, DONE) === round, 'the worker ran every round');
-  return { notifyNs: times[NOTIFY_NS] };
+  return { notifyNs: times[NOTIFY_NS], createNs };
 }
+
+// The main thread's time making the waits of the measured rounds, in ns.
+const created = { ns: 0 };
 
 /**
  * One round: K waits pending, the worker told to go, every wait settled
- * "ok". A `measured` round adds the time from go to the last settlement.
+ * "ok". A `measured` round adds the time from go to the last settlement,
+ * and the time the K waitAsync calls took to `created`.
  */
 function oneRound(impl, ia, control, round, k, measured) {
   const value = round & 1; // what the elements hold now
-  let start;
+  let start = measured ? process.hrtime.bigint() : 0n;
   return new Promise((resolve, reject) => {
     let settled = 0;
     const onSettled = (outcome) => {
@@ -79,7 +85,11 @@ function oneRound(impl, ia, control, round, k, measured) {
       if (!result.async) return reject(new Error(`element ${e}: ${result.value}`));
       result.value.then(onSettled);
     }
-    if (measured) start = process.hrtime.bigint();
+    if (measured) {
+      const now = process.hrtime.bigint();
+      created.ns += Number(now - start);
+      start = now;
+    }
     Atomics.store(control, GO, round + 1);
     Atomics.notify(control, GO);
   });

@@ -58,6 +58,10 @@ const CASES = [
   { id: 'cross-thread-notify-1k', file: 'cross-thread-notify', ops: 20000, param: 1000, wall: 'only', metric: 'notifyNs', what: 'the worker\'s notify call alone, 1,000 elements' },
   { id: 'cross-thread-notify-10k', file: 'cross-thread-notify', ops: 20000, param: 10000, wall: 'only', metric: 'notifyNs', what: '… 10,000 elements' },
   { id: 'cross-thread-notify-100k', file: 'cross-thread-notify', ops: 200000, param: 100000, wall: 'only', metric: 'notifyNs', what: '… 100,000 elements' },
+  // And the main thread's waitAsync calls that made the waits.
+  { id: 'cross-thread-create-1k', file: 'cross-thread-notify', ops: 20000, param: 1000, wall: 'only', metric: 'createNs', what: 'the main thread\'s waitAsync, pending on an element of its own, 1,000 elements' },
+  { id: 'cross-thread-create-10k', file: 'cross-thread-notify', ops: 20000, param: 10000, wall: 'only', metric: 'createNs', what: '… 10,000 elements' },
+  { id: 'cross-thread-create-100k', file: 'cross-thread-notify', ops: 200000, param: 100000, wall: 'only', metric: 'createNs', what: '… 100,000 elements' },
   // Fan-out: a worker's one notify wakes K main-thread waiters on one
   // element; per waiter until the last settled.
   { id: 'fan-out-1k', file: 'fan-out', ops: 20000, param: 1000, threads: true, what: 'worker\'s one notify wakes 1,000 main-thread waiters on one element, per waiter until settled' },
