@@ -116,7 +116,9 @@ struct Bucket<W> {
 
 /// The largest capacity of an empty queue's storage that its bucket keeps
 /// for reuse ([`Queues::spare`]): at most 256 buckets × 8 entries × 32
-/// bytes (and a map entry each) stay allocated once the waiters are gone.
+/// bytes (and, with the [`KEPT`] queues, five map entries each) stay
+/// allocated once the waiters are gone, besides the maps' tables, which
+/// never shrink.
 const SPARE_CAPACITY: usize = 8;
 
 /// How many emptied queues with no storage a bucket keeps for their keys'
@@ -135,7 +137,8 @@ struct Queues<W> {
   /// coming and going: no malloc and free each time).
   spare: Option<usize>,
   /// The keys of emptied queues with no storage (their one waiter was
-  /// inline), kept in `map` so that the next waiter on the key finds its
+  /// inline, or a long queue gave its storage back as it emptied), kept
+  /// in `map` so that the next waiter on the key finds its
   /// queue: a waitAsync → notify loop, a lock, pays no map insert and
   /// remove per waiter. At most [`KEPT`]; which stay is [`Queues::emptied`]'s
   /// choice.
@@ -214,11 +217,13 @@ impl<W> Queues<W> {
   /// - Already kept (as the spare, or in `kept`): it stays.
   /// - Small storage: it becomes the spare (the previous one leaves).
   /// - No storage, and a free place in `kept`, or the last queue here that
-  ///   was dropped was this key's (it comes and goes; it takes the place
-  ///   of the oldest kept): it is kept.
+  ///   left was this key's (it comes and goes; it takes the place
+  ///   `next_kept` points at, round robin, not necessarily the oldest):
+  ///   it is kept.
   /// - Otherwise (a key among many, each waited on once, a job's element
-  ///   say; or a large queue) it leaves, so that each such key costs one
-  ///   removal and no further lookup.
+  ///   say; or storage too large for the spare, 9 to 64 entries) it
+  ///   leaves, so that each such key costs one removal and no further
+  ///   lookup.
   fn emptied(&mut self, key: usize, storage: usize) {
     if self.spare == Some(key) || self.kept.contains(&Some(key)) {
       return;
@@ -616,8 +621,8 @@ fn map_hash(key: u64) -> u64 {
 }
 
 /// A `Hasher` for addresses (`usize`) and other `u64`s already unique
-/// (SipHash would cost more than the rest of a notify). Each write replaces
-/// the state: a key of one integer only.
+/// (SipHash would cost more than the rest of a notify). `write_usize` and
+/// `write_u64` replace the state: for keys of one integer only.
 #[derive(Default)]
 pub struct AddressHasher(u64);
 
@@ -635,16 +640,19 @@ impl Hasher for AddressHasher {
   /// A key (an address): its line's hash plus its place in the line (the
   /// 4-byte unit) in the low bits, so that a line's keys start their
   /// probes at neighbouring places in the map (hashbrown probes by the low
-  /// bits, 16 places at a time); and the place in the line mixed into the
-  /// top 7 bits, the tag hashbrown compares before it compares keys, so
-  /// that a line's 16 keys have 16 different tags (with the line's tag
-  /// alone, finding a key, or finding none, compared it with each of its
-  /// line-mates in the probed group: 15 key comparisons for a notify of
-  /// element 0 while 1 to 15 were waited on).
+  /// bits, a group of 16 or 8 places at a time); and the place in the line
+  /// mixed into the top bits of the tag hashbrown compares before it
+  /// compares keys (the top 7 bits of the hash, or of its low 32 on 32-bit
+  /// targets), so that a line's 16 keys have 16 different tags. (With the
+  /// line's tag alone, finding a key, or finding none, compared it with
+  /// each of its line-mates in the probed group: 15 key comparisons for a
+  /// notify of element 0 while 1 to 15 were waited on.)
   fn write_usize(&mut self, key: usize) {
-    let in_line = (key as u64 >> 2) & ((1 << (LINE_SHIFT - 2)) - 1);
+    const PLACE_BITS: u32 = LINE_SHIFT - 2;
+    let in_line = (key as u64 >> 2) & ((1 << PLACE_BITS) - 1);
     let line = map_hash((key >> LINE_SHIFT) as u64);
-    self.0 = (line ^ (in_line << 60)).wrapping_add(in_line);
+    let tags = (in_line << (64 - PLACE_BITS)) | (in_line << (32 - PLACE_BITS));
+    self.0 = (line ^ tags).wrapping_add(in_line);
   }
 
   fn write_u64(&mut self, id: u64) {

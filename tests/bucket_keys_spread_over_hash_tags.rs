@@ -59,7 +59,7 @@ fn keys_of_one_line_share_a_bucket_start_at_consecutive_positions_with_tags_of_t
     (0x1000, 4),
   ] {
     let first = hasher.hash_one(line);
-    let mut tags = HashSet::new();
+    let (mut tags, mut tags32) = (HashSet::new(), HashSet::new());
     for key in (line..line + 64).step_by(stride) {
       let place = ((key - line) / 4) as u64;
       let hash = hasher.hash_one(key);
@@ -73,11 +73,17 @@ fn keys_of_one_line_share_a_bucket_start_at_consecutive_positions_with_tags_of_t
         "{key:#x}'s probe start"
       );
       tags.insert(hash >> 57);
+      tags32.insert((hash as u32) >> 25); // hashbrown's tag on 32-bit targets
     }
     assert_eq!(
       tags.len(),
       64 / stride,
       "{line:#x}: one tag per key of the line"
+    );
+    assert_eq!(
+      tags32.len(),
+      64 / stride,
+      "{line:#x}: the same on 32-bit targets"
     );
   }
 }
