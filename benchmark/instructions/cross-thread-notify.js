@@ -15,19 +15,14 @@
 //
 // Rounds alternate the value waited on (0, 1, 0, …) so that nothing is
 // reset between them; the worker starts a round when the main thread has
-// made all K waits pending, told through a control slot with the engine's
-// own Atomics (the same in both runs of a case, and once per K notifies).
+// made all K waits pending (benchmark/lib/rounds.js).
 
-const { Worker, isMainThread, workerData } = require('worker_threads');
-const { once } = require('events');
+const { isMainThread, workerData } = require('worker_threads');
 const o = require('../lib/ops');
+const { driveRounds, answerRounds } = require('../lib/rounds');
 
 const WARMUP_NOTIFIES = 20000;
 
-// Control slots: the round the worker is to run (1-based; -1: stop), and
-// the rounds it has finished.
-const GO = 0;
-const DONE = 1;
 // The worker's time in its notify loops of the measured rounds, in ns (a
 // Float64Array of its own).
 const NOTIFY_NS = 0;
@@ -42,43 +37,32 @@ async function main(impl, name, ops, k) {
   if (!impl.waitAsync) return { unsupported: 'no Atomics.waitAsync' };
   if (!(k > 0)) throw new Error('--param K (the elements) must be at least 1');
   const ia = new Int32Array(new SharedArrayBuffer(4 * k));
-  const control = new Int32Array(new SharedArrayBuffer(8));
   const times = new Float64Array(new SharedArrayBuffer(8));
   const warmupRounds = Math.max(1, Math.ceil(WARMUP_NOTIFIES / k));
-  const peer = new Worker(__filename, {
-    workerData: { impl: name, sab: ia.buffer, control: control.buffer, times: times.buffer, warmupRounds },
-  });
-  await once(peer, 'online');
-  let round = 0;
-  for (let r = 0; r < warmupRounds; r++) round = await oneRound(impl, ia, control, round, k, false);
-  const measured = Math.floor(ops / k);
-  for (let r = 0; r < measured; r++) round = await oneRound(impl, ia, control, round, k, true);
-  const createNs = created.ns;
-  Atomics.store(control, GO, -1);
-  Atomics.notify(control, GO);
-  await once(peer, 'exit');
-  o.check(Atomics.load(control, DONE) === round, 'the worker ran every round');
+  const data = { impl: name, sab: ia.buffer, times: times.buffer, warmupRounds };
+  let createNs = 0;
+  await driveRounds(__filename, data, warmupRounds, Math.floor(ops / k), (round, measured, go) =>
+    oneRound(impl, ia, round, k, measured, go).then((ns) => (createNs += ns))
+  );
   return { notifyNs: times[NOTIFY_NS], createNs };
 }
 
-// The main thread's time making the waits of the measured rounds, in ns.
-const created = { ns: 0 };
-
 /**
  * One round: K waits pending, the worker told to go, every wait settled
- * "ok". A `measured` round adds the time from go to the last settlement,
- * and the time the K waitAsync calls took to `created`.
+ * "ok". A `measured` round adds the time from go to the last settlement;
+ * it resolves with the time the K waitAsync calls took (0 if not measured).
  */
-function oneRound(impl, ia, control, round, k, measured) {
-  const value = round & 1; // what the elements hold now
+function oneRound(impl, ia, round, k, measured, go) {
+  const value = (round - 1) & 1; // what the elements hold now
   let start = measured ? process.hrtime.bigint() : 0n;
+  let createNs = 0;
   return new Promise((resolve, reject) => {
     let settled = 0;
     const onSettled = (outcome) => {
       if (outcome !== 'ok') reject(new Error(`settled ${outcome}`));
       if (++settled < k) return;
       if (measured) o.addMeasured(Number(process.hrtime.bigint() - start));
-      resolve(round + 1);
+      resolve(createNs);
     };
     for (let e = 0; e < k; e++) {
       const result = impl.waitAsync(ia, e, value);
@@ -87,24 +71,19 @@ function oneRound(impl, ia, control, round, k, measured) {
     }
     if (measured) {
       const now = process.hrtime.bigint();
-      created.ns += Number(now - start);
+      createNs = Number(now - start);
       start = now;
     }
-    Atomics.store(control, GO, round + 1);
-    Atomics.notify(control, GO);
+    go();
   });
 }
 
 function worker() {
   const impl = o.load(workerData.impl);
   const ia = new Int32Array(workerData.sab);
-  const control = new Int32Array(workerData.control);
   const times = new Float64Array(workerData.times);
   const k = ia.length;
-  for (let round = 1; ; round++) {
-    let go;
-    while ((go = Atomics.load(control, GO)) === round - 1) Atomics.wait(control, GO, go);
-    if (go === -1) return;
+  answerRounds(new Int32Array(workerData.control), (round) => {
     const value = round & 1; // (round r's waiters wait on (r - 1) & 1)
     const start = process.hrtime.bigint();
     for (let e = 0; e < k; e++) {
@@ -112,6 +91,5 @@ function worker() {
       if (impl.notify(ia, e, 1) !== 1) throw new Error(`element ${e} had no waiter`);
     }
     if (round > workerData.warmupRounds) times[NOTIFY_NS] += Number(process.hrtime.bigint() - start);
-    Atomics.store(control, DONE, round);
-  }
+  });
 }

@@ -7,20 +7,15 @@
 // promise settled (the waits are made before the clock starts). native:
 // Atomics.waitAsync and Atomics.notify; addon: the package's.
 //
-// Rounds alternate the value waited on (0, 1, 0, …), as in
-// cross-thread-notify.js, and the worker is told to go through a control
-// slot with the engine's own Atomics (once per K waiters).
+// Rounds alternate the value waited on (0, 1, 0, …), and the worker starts
+// a round when the main thread has made all K waits pending, as in
+// cross-thread-notify.js (benchmark/lib/rounds.js).
 
-const { Worker, isMainThread, workerData } = require('worker_threads');
-const { once } = require('events');
+const { isMainThread, workerData } = require('worker_threads');
 const o = require('../lib/ops');
+const { driveRounds, answerRounds } = require('../lib/rounds');
 
 const WARMUP_WAITERS = 20000;
-
-// Control slots: the round the worker is to run (1-based; -1: stop), and
-// the rounds it has finished.
-const GO = 0;
-const DONE = 1;
 
 if (isMainThread) {
   o.run(main);
@@ -32,18 +27,10 @@ async function main(impl, name, ops, k) {
   if (!impl.waitAsync) return { unsupported: 'no Atomics.waitAsync' };
   if (!(k > 0)) throw new Error('--param K (the waiters) must be at least 1');
   const ia = new Int32Array(new SharedArrayBuffer(4));
-  const control = new Int32Array(new SharedArrayBuffer(8));
-  const peer = new Worker(__filename, { workerData: { impl: name, sab: ia.buffer, control: control.buffer, k } });
-  await once(peer, 'online');
-  let round = 0;
   const warmupRounds = Math.max(1, Math.ceil(WARMUP_WAITERS / k));
-  for (let r = 0; r < warmupRounds; r++) round = await oneRound(impl, ia, control, round, k, false);
-  const measured = Math.floor(ops / k);
-  for (let r = 0; r < measured; r++) round = await oneRound(impl, ia, control, round, k, true);
-  Atomics.store(control, GO, -1);
-  Atomics.notify(control, GO);
-  await once(peer, 'exit');
-  o.check(Atomics.load(control, DONE) === round, 'the worker ran every round');
+  await driveRounds(__filename, { impl: name, sab: ia.buffer, k }, warmupRounds, Math.floor(ops / k), (round, measured, go) =>
+    oneRound(impl, ia, round, k, measured, go)
+  );
   return {};
 }
 
@@ -52,8 +39,8 @@ async function main(impl, name, ops, k) {
  * wait settled "ok". A `measured` round adds the time from go to the last
  * settlement.
  */
-function oneRound(impl, ia, control, round, k, measured) {
-  const value = round & 1; // what the element holds now
+function oneRound(impl, ia, round, k, measured, go) {
+  const value = (round - 1) & 1; // what the element holds now
   let start;
   return new Promise((resolve, reject) => {
     let settled = 0;
@@ -61,7 +48,7 @@ function oneRound(impl, ia, control, round, k, measured) {
       if (outcome !== 'ok') reject(new Error(`settled ${outcome}`));
       if (++settled < k) return;
       if (measured) o.addMeasured(Number(process.hrtime.bigint() - start));
-      resolve(round + 1);
+      resolve();
     };
     for (let w = 0; w < k; w++) {
       const result = impl.waitAsync(ia, 0, value);
@@ -69,22 +56,16 @@ function oneRound(impl, ia, control, round, k, measured) {
       result.value.then(onSettled);
     }
     if (measured) start = process.hrtime.bigint();
-    Atomics.store(control, GO, round + 1);
-    Atomics.notify(control, GO);
+    go();
   });
 }
 
 function worker() {
   const impl = o.load(workerData.impl);
   const ia = new Int32Array(workerData.sab);
-  const control = new Int32Array(workerData.control);
-  for (let round = 1; ; round++) {
-    let go;
-    while ((go = Atomics.load(control, GO)) === round - 1) Atomics.wait(control, GO, go);
-    if (go === -1) return;
+  answerRounds(new Int32Array(workerData.control), (round) => {
     Atomics.store(ia, 0, round & 1); // (round r's waiters wait on (r - 1) & 1)
     const woken = impl.notify(ia, 0);
     if (woken !== workerData.k) throw new Error(`notify woke ${woken} of ${workerData.k}`);
-    Atomics.store(control, DONE, round);
-  }
+  });
 }
