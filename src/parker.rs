@@ -195,7 +195,7 @@ impl Parker {
         }
         continue;
       }
-      spin_round(round);
+      spin_round();
       if round % SPIN_CLOCK_EVERY == SPIN_CLOCK_EVERY - 1 {
         // Untimed, the first look at the clock starts it (SPIN_CLOCK_EVERY
         // rounds late).

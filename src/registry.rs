@@ -225,7 +225,7 @@ impl<W> Queues<W> {
   ///   leaves, so that each such key costs one removal and no further
   ///   lookup.
   fn emptied(&mut self, key: usize, storage: usize) {
-    if self.spare == Some(key) || self.kept.contains(&Some(key)) {
+    if self.keeps(key) {
       return;
     }
     if storage > 0 && storage <= SPARE_CAPACITY {
@@ -292,7 +292,8 @@ impl<W> Queues<W> {
     }
   }
 
-  /// Whether `key`'s queue is empty and kept in the map; for tests.
+  /// Whether `key`'s queue is empty and kept in the map (as the spare, or
+  /// in `kept`).
   fn keeps(&self, key: usize) -> bool {
     self.spare == Some(key) || self.kept.contains(&Some(key))
   }

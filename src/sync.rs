@@ -76,7 +76,7 @@ pub const YIELD_OFF_MAX: u32 = 1 << 16;
 /// tells the CPU this is a spin). A sleep and its wake-up cost two system
 /// calls and the scheduler's latency; a notify that finds its waiter still
 /// spinning makes none.
-pub fn spin_round(_round: u32) {
+pub fn spin_round() {
   std::hint::spin_loop();
 }
 

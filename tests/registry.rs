@@ -24,6 +24,17 @@ fn dequeued(registry: &Registry<u32>, key: usize, n: usize) -> Vec<u32> {
     .collect()
 }
 
+/// A xorshift generator from `seed` (not 0): the random tests' steps,
+/// the same in every run.
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+  move || {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    seed
+  }
+}
+
 #[test]
 fn dequeues_in_fifo_order() {
   let registry = Registry::new();
@@ -154,13 +165,7 @@ fn remove_takes_from_the_middle_and_only_once() {
 fn removals_anywhere_keep_fifo_and_counts() {
   let registry = Registry::new();
   let mut model: Vec<(WaiterId, u32)> = Vec::new();
-  let mut seed = 0x2545_f491_u64;
-  let mut next = || {
-    seed ^= seed << 13;
-    seed ^= seed >> 7;
-    seed ^= seed << 17;
-    seed
-  };
+  let mut next = xorshift(0x2545_f491_u64);
   let mut tag = 0;
   for _round in 0..200 {
     for _ in 0..(next() % 60) {
@@ -253,13 +258,7 @@ fn few_waiters_per_key_keep_fifo_across_keys_of_a_bucket() {
     candidate += 64;
   }
   let mut model: Vec<Vec<(WaiterId, u32)>> = vec![Vec::new(); keys.len()];
-  let mut seed = 0x9e37_79b9_u64;
-  let mut next = || {
-    seed ^= seed << 13;
-    seed ^= seed >> 7;
-    seed ^= seed << 17;
-    seed
-  };
+  let mut next = xorshift(0x9e37_79b9_u64);
   for tag in 0..20_000u32 {
     let k = (next() % keys.len() as u64) as usize;
     let (key, queued) = (keys[k], &mut model[k]);

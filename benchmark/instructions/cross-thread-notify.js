@@ -19,7 +19,7 @@
 
 const { isMainThread, workerData } = require('worker_threads');
 const o = require('../lib/ops');
-const { driveRounds, answerRounds } = require('../lib/rounds');
+const { driveRounds, settleRound, answerRounds } = require('../lib/rounds');
 
 const WARMUP_NOTIFIES = 20000;
 
@@ -41,41 +41,11 @@ async function main(impl, name, ops, k) {
   const warmupRounds = Math.max(1, Math.ceil(WARMUP_NOTIFIES / k));
   const data = { impl: name, sab: ia.buffer, times: times.buffer, warmupRounds };
   let createNs = 0;
-  await driveRounds(__filename, data, warmupRounds, Math.floor(ops / k), (round, measured, go) =>
-    oneRound(impl, ia, round, k, measured, go).then((ns) => (createNs += ns))
-  );
-  return { notifyNs: times[NOTIFY_NS], createNs };
-}
-
-/**
- * One round: K waits pending, the worker told to go, every wait settled
- * "ok". A `measured` round adds the time from go to the last settlement;
- * it resolves with the time the K waitAsync calls took (0 if not measured).
- */
-function oneRound(impl, ia, round, k, measured, go) {
-  const value = (round - 1) & 1; // what the elements hold now
-  let start = measured ? process.hrtime.bigint() : 0n;
-  let createNs = 0;
-  return new Promise((resolve, reject) => {
-    let settled = 0;
-    const onSettled = (outcome) => {
-      if (outcome !== 'ok') reject(new Error(`settled ${outcome}`));
-      if (++settled < k) return;
-      if (measured) o.addMeasured(Number(process.hrtime.bigint() - start));
-      resolve(createNs);
-    };
-    for (let e = 0; e < k; e++) {
-      const result = impl.waitAsync(ia, e, value);
-      if (!result.async) return reject(new Error(`element ${e}: ${result.value}`));
-      result.value.then(onSettled);
-    }
-    if (measured) {
-      const now = process.hrtime.bigint();
-      createNs = Number(now - start);
-      start = now;
-    }
-    go();
+  await driveRounds(__filename, data, warmupRounds, Math.floor(ops / k), async (round, measured, go) => {
+    const value = (round - 1) & 1; // what the elements hold now
+    createNs += await settleRound(k, measured, (e) => impl.waitAsync(ia, e, value), go);
   });
+  return { notifyNs: times[NOTIFY_NS], createNs };
 }
 
 function worker() {

@@ -13,7 +13,7 @@
 
 const { isMainThread, workerData } = require('worker_threads');
 const o = require('../lib/ops');
-const { driveRounds, answerRounds } = require('../lib/rounds');
+const { driveRounds, settleRound, answerRounds } = require('../lib/rounds');
 
 const WARMUP_WAITERS = 20000;
 
@@ -28,36 +28,11 @@ async function main(impl, name, ops, k) {
   if (!(k > 0)) throw new Error('--param K (the waiters) must be at least 1');
   const ia = new Int32Array(new SharedArrayBuffer(4));
   const warmupRounds = Math.max(1, Math.ceil(WARMUP_WAITERS / k));
-  await driveRounds(__filename, { impl: name, sab: ia.buffer, k }, warmupRounds, Math.floor(ops / k), (round, measured, go) =>
-    oneRound(impl, ia, round, k, measured, go)
-  );
-  return {};
-}
-
-/**
- * One round: K waits pending on element 0, the worker told to go, every
- * wait settled "ok". A `measured` round adds the time from go to the last
- * settlement.
- */
-function oneRound(impl, ia, round, k, measured, go) {
-  const value = (round - 1) & 1; // what the element holds now
-  let start;
-  return new Promise((resolve, reject) => {
-    let settled = 0;
-    const onSettled = (outcome) => {
-      if (outcome !== 'ok') reject(new Error(`settled ${outcome}`));
-      if (++settled < k) return;
-      if (measured) o.addMeasured(Number(process.hrtime.bigint() - start));
-      resolve();
-    };
-    for (let w = 0; w < k; w++) {
-      const result = impl.waitAsync(ia, 0, value);
-      if (!result.async) return reject(new Error(`waiter ${w}: ${result.value}`));
-      result.value.then(onSettled);
-    }
-    if (measured) start = process.hrtime.bigint();
-    go();
+  await driveRounds(__filename, { impl: name, sab: ia.buffer, k }, warmupRounds, Math.floor(ops / k), (round, measured, go) => {
+    const value = (round - 1) & 1; // what the element holds now
+    return settleRound(k, measured, () => impl.waitAsync(ia, 0, value), go);
   });
+  return {};
 }
 
 function worker() {

@@ -372,8 +372,21 @@ function coreVersion() {
   return `${head.stdout.trim()}${dirty ? ' with uncommitted changes' : ''}`;
 }
 
-/** One run of a case without valgrind: nanoseconds per measured op. */
-function time(node, c, impl) {
+/**
+ * Nanoseconds per measured op of `c` in round `round`: its `metric` field
+ * (`ns` by default) of one run without valgrind. Rows that read other
+ * fields of the same program (same file, ops and param) share that run,
+ * through `runs`, so that their figures come from the same runs.
+ */
+function time(node, c, impl, round, runs) {
+  const key = [c.file, c.ops, c.param || 0, (c.v8 || []).join(' '), impl, round].join('|');
+  if (!runs.has(key)) runs.set(key, runOnce(node, c, impl));
+  const result = runs.get(key);
+  return result === null ? null : result[c.metric || 'ns'] / (c.ops * WALL_SCALE);
+}
+
+/** One run of a case's program without valgrind: its JSON line, or null if unsupported. */
+function runOnce(node, c, impl) {
   const file = path.join(__dirname, '..', 'instructions', c.file + '.js');
   const ops = c.ops * WALL_SCALE;
   const child = spawnSync(node, [...(c.v8 || []), file, '--impl', impl, '--ops', String(ops), '--param', String(c.param || 0)], {
@@ -392,7 +405,7 @@ function time(node, c, impl) {
     throw new Error(`${c.id} --impl ${impl}: exit ${child.status}, signal ${child.signal}\n${child.stderr}`);
   }
   if (result.unsupported) return null;
-  return result[c.metric || 'ns'] / ops;
+  return result;
 }
 
 const median = (values) => {
@@ -413,21 +426,22 @@ function mainWall(options, argv) {
   const load = () => os.loadavg()[0].toFixed(2);
   const loadBefore = load();
   const started = Date.now();
+  const runs = new Map(); // programs' JSON lines, by case program, impl and round
   const rows = options.cases.map((c) => {
-    const runs = { addon: [], native: [] };
+    const perImpl = { addon: [], native: [] };
     const ratios = [];
     for (let round = 0; round < options.rounds; round++) {
       const order = round % 2 === 0 ? IMPLS : IMPLS.slice().reverse();
       const got = {};
-      for (const impl of order) got[impl] = time(options.node, c, impl);
-      for (const impl of IMPLS) if (got[impl] !== null) runs[impl].push(got[impl]);
+      for (const impl of order) got[impl] = time(options.node, c, impl, round, runs);
+      for (const impl of IMPLS) if (got[impl] !== null) perImpl[impl].push(got[impl]);
       if (got.addon !== null && got.native) ratios.push(got.addon / got.native);
       process.stderr.write(`  ${c.id} round ${round + 1}/${options.rounds}: addon ${fmtNs(got.addon)}, native ${fmtNs(got.native)}\n`);
     }
     const m = (list) => (list.length ? median(list) : null);
     return {
       id: c.id, what: c.what, ops: c.ops * WALL_SCALE, param: c.param || 0,
-      addon: m(runs.addon), native: m(runs.native),
+      addon: m(perImpl.addon), native: m(perImpl.native),
       ratio: m(ratios), ratioMin: ratios.length ? Math.min(...ratios) : null, ratioMax: ratios.length ? Math.max(...ratios) : null,
     };
   });

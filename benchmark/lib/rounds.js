@@ -9,6 +9,7 @@
 
 const { Worker } = require('worker_threads');
 const { once } = require('events');
+const o = require('./ops');
 
 // Control slots: the round the worker is to run (-1: stop), and the rounds
 // it has finished.
@@ -40,6 +41,39 @@ async function driveRounds(file, workerData, warmupRounds, measuredRounds, round
   if (Atomics.load(control, DONE) !== r) throw new Error('the worker did not run every round');
 }
 
+/**
+ * Main thread, one round's waits: makes `k` of them with `wait(w)` (a
+ * waitAsync result, which must be pending), starts the worker (`go()`),
+ * and resolves once every one has settled "ok". A `measured` round adds
+ * the time from go to the last settlement to the case's measured time
+ * (ops.js `addMeasured`), and resolves with the time the `k` calls took,
+ * in ns (0 when not measured).
+ */
+function settleRound(k, measured, wait, go) {
+  let start = measured ? process.hrtime.bigint() : 0n;
+  let createNs = 0;
+  return new Promise((resolve, reject) => {
+    let settled = 0;
+    const onSettled = (outcome) => {
+      if (outcome !== 'ok') reject(new Error(`settled ${outcome}`));
+      if (++settled < k) return;
+      if (measured) o.addMeasured(Number(process.hrtime.bigint() - start));
+      resolve(createNs);
+    };
+    for (let w = 0; w < k; w++) {
+      const result = wait(w);
+      if (!result.async) return reject(new Error(`wait ${w}: ${result.value}`));
+      result.value.then(onSettled);
+    }
+    if (measured) {
+      const now = process.hrtime.bigint();
+      createNs = Number(now - start);
+      start = now;
+    }
+    go();
+  });
+}
+
 /** Worker: runs `round(r)` for each round the main thread starts, until it stops them. */
 function answerRounds(control, round) {
   for (let r = 1; ; r++) {
@@ -51,4 +85,4 @@ function answerRounds(control, round) {
   }
 }
 
-module.exports = { driveRounds, answerRounds };
+module.exports = { driveRounds, settleRound, answerRounds };

@@ -86,7 +86,7 @@ pub const SPIN_PROBE_EVERY: u32 = 32;
 pub const SPIN_TIME: std::time::Duration = std::time::Duration::from_micros(20);
 pub const SPIN_CLOCK_EVERY: u32 = 64;
 
-pub fn spin_round(_round: u32) {
+pub fn spin_round() {
   loom::thread::yield_now();
 }
 
