@@ -549,6 +549,13 @@ impl<W> Registry<W> {
     self.bucket(key).queues.lock().keeps(key)
   }
 
+  /// The capacity of the map of `key`'s bucket (entries it has room for).
+  /// For tests.
+  #[doc(hidden)]
+  pub fn map_capacity_of(&self, key: usize) -> usize {
+    self.bucket(key).queues.lock().map.capacity()
+  }
+
   /// Checks every bucket's invariants (see `Queues::check`); panics if
   /// one does not hold. For tests.
   #[doc(hidden)]

@@ -206,6 +206,23 @@ fn removals_anywhere_keep_fifo_and_counts() {
   assert!(registry.is_empty());
 }
 
+/// A notify, or a timeout's or cancel's removal, of a key with no queue
+/// allocates nothing: the bucket's map stays as it was (it takes the
+/// bucket lock, where an allocation would hold every other key of the
+/// bucket up).
+#[test]
+fn a_notify_or_removal_of_a_key_with_no_queue_allocates_nothing() {
+  let registry = Registry::<u32>::new();
+  assert_eq!(registry.map_capacity_of(64), 0);
+  assert_eq!(registry.dequeue(64, 1).len(), 0);
+  assert_eq!(registry.remove(64, 1), None);
+  assert_eq!(
+    registry.map_capacity_of(64),
+    0,
+    "an empty bucket's map allocated"
+  );
+}
+
 /// Neighbouring elements (one line, so one bucket) waited on in turn, one
 /// waiter at a time, as neighbouring locks are: each keeps its emptied
 /// queue for its next waiter (no map insert and remove per wait), and a
