@@ -27,6 +27,7 @@ const OK = 0;
 const NOT_EQUAL = 1;
 const TIMED_OUT = 2;
 const PENDING = 3;
+const OK_STOPPING = 4;
 
 const kStrings = ['ok', 'not-equal', 'timed-out'];
 
@@ -88,6 +89,19 @@ try {
   // call still gets a stack check at entry in unoptimised code.
   interruptPoint = function interruptPoint() {};
 }
+
+// Whether the binding can tell, when a sync wait is woken, that this
+// thread is being terminated (src/napi/ffi.rs `can_run_js`): Node's N-API
+// fails its JS-running calls from the moment terminate() is called. Bun's
+// and Deno's N-API are not known to, so there every woken wait takes the
+// interrupt point, as it did before the binding checked.
+const kBindingSeesStop =
+  typeof process === 'object' &&
+  process !== null &&
+  typeof process.versions === 'object' &&
+  typeof process.versions.node === 'string' &&
+  typeof process.versions.bun !== 'string' &&
+  typeof process.versions.deno !== 'string';
 
 /**
  * ValidateIntegerTypedArray(typedArray, waitable = true). Returns whether
@@ -517,11 +531,14 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
         interruptPoint();
         code = binding.waitContinue();
       }
-      if (code === OK) {
+      if (code === OK || code === OK_STOPPING) {
         // Woken: if this thread is being terminated, stop here, before the
         // caller sees "ok"; the binding then passes the wake-up on to the
-        // next waiter. Otherwise tell it the wake-up arrived.
-        interruptPoint();
+        // next waiter. On Node the binding has checked (OK_STOPPING: its
+        // terminate() was called); elsewhere the interrupt point checks.
+        // Otherwise tell the binding the wake-up arrived.
+        if (code === OK_STOPPING || !kBindingSeesStop) interruptPoint();
+        code = OK;
         if (waitSeen !== null) waitSeen[0] = 0;
         // No word, or one whose buffer was detached (transfer()): it took
         // no write, and the binding would pass on a wake-up the caller saw.

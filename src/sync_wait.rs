@@ -12,7 +12,11 @@
 //! - **No unpark outlives its wait.** A wait ends only once no unpark
 //!   for it is outstanding (it saw it, or nobody took its waiter), so the
 //!   thread's parker can be reset for its next wait (see `crate::parker`).
+//! - **An "ok" reaches its caller or goes on.** From the wake-up until
+//!   JS confirms that the caller has it, the key stays marked
+//!   ([`WokenMark`]); a thread torn down in between passes it on.
 
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -129,5 +133,53 @@ pub fn abandon<W>(registry: &Registry<W>, wait: &SyncWait) -> Option<usize> {
       wait.parker.park();
       Some(wait.key)
     }
+  }
+}
+
+/// A thread's last sync wait that ended "ok", from the wake-up until its
+/// caller is known to have it. The binding marks it when a slice ends
+/// woken; JS confirms once past the point where a `terminate()` of its
+/// thread would stop it (lib/atomics.js `wait`): with a plain store of 0
+/// into `word`, which the binding shares with it as an external buffer,
+/// or, where there is none, through [`WokenMark::confirm`]. A thread torn
+/// down before that never showed the caller its "ok": its teardown takes
+/// the key ([`WokenMark::take_unseen`]) and passes the wake-up on, as if
+/// this waiter had never been queued.
+#[derive(Default)]
+pub struct WokenMark {
+  key: Option<usize>,
+  /// 1 while `key` is unconfirmed, 0 once JS confirmed it. Only the
+  /// mark's own thread reads or writes it (JS, or this code on JS's
+  /// behalf), so `Relaxed` is all it needs.
+  word: Option<Arc<AtomicI32>>,
+}
+
+impl WokenMark {
+  /// The word JS confirms through from now on.
+  pub fn set_word(&mut self, word: Arc<AtomicI32>) {
+    self.word = Some(word);
+  }
+
+  /// A sync wait ended "ok" on `key`: unconfirmed until JS says so.
+  pub fn woken(&mut self, key: usize) {
+    self.key = Some(key);
+    if let Some(word) = &self.word {
+      word.store(1, Ordering::Relaxed);
+    }
+  }
+
+  /// The caller got the last "ok" (for a JS with no word to write).
+  pub fn confirm(&mut self) {
+    self.key = None;
+  }
+
+  /// The key of an "ok" its caller never got, if there is one, taken:
+  /// for the teardown (or an abandoned wait loop) to pass on.
+  pub fn take_unseen(&mut self) -> Option<usize> {
+    let confirmed = self
+      .word
+      .as_ref()
+      .is_some_and(|word| word.load(Ordering::Relaxed) == 0);
+    self.key.take().filter(|_| !confirmed)
   }
 }

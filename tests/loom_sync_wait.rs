@@ -47,10 +47,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use loom::cell::UnsafeCell;
+use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::thread;
 use parker::Parker;
 use registry::Registry;
-use sync_wait::{Slice, SyncWait};
+use sync_wait::{Slice, SyncWait, WokenMark};
 
 /// An env signal the models never give: they queue only sync waiters.
 struct NoEnv;
@@ -303,6 +304,107 @@ fn a_late_wake_up_call_ends_no_later_wait() {
     }
     let woke = second_notifier.join().unwrap();
     assert_eq!(unseen, (woke == 1).then_some(OTHER_KEY));
+    assert!(registry.is_empty());
+  });
+}
+
+/// What the first of two waiters' thread does with its slice, as the
+/// binding and lib/atomics.js do it: a woken wait is marked
+/// (`WokenMark::woken`); if the env is stopping by then (N-API says so,
+/// here `stopping`), JS stops before the caller sees "ok", else it
+/// confirms with a plain store into the mark's word. Then the thread's
+/// teardown (`EnvState::abandon_sync_wait`) passes on what is still
+/// marked. Returns whether the caller saw "ok".
+fn first_waiter_then_teardown(
+  registry: &TestRegistry,
+  wait: &mut Option<SyncWait>,
+  stopping: &AtomicBool,
+) -> bool {
+  let word = Arc::new(std::sync::atomic::AtomicI32::new(0));
+  let mut mark = WokenMark::default();
+  mark.set_word(word.clone());
+  let saw_ok = match sync_wait::slice(registry, wait, Duration::ZERO) {
+    Some(Slice::Woken { key }) => {
+      mark.woken(key);
+      if stopping.load(Ordering::Relaxed) {
+        false
+      } else {
+        word.store(0, std::sync::atomic::Ordering::Relaxed);
+        true
+      }
+    }
+    Some(Slice::TimedOut) => false,
+    other => panic!("{other:?}"),
+  };
+  wake::pass_on(registry, &|_, _| {}, mark.take_unseen());
+  saw_ok
+}
+
+/// `worker.terminate(); notify(ta, i, 1)` against two sync waiters: the
+/// first, whose thread is being terminated, must not return the wake-up
+/// as "ok" (the binding's stop check sees the terminate, which came
+/// before the notify: the wake path carries it, even read `Relaxed`);
+/// its teardown passes it on, and the second waiter wakes. Or the first
+/// timed out before the notify, which then took the second. Fails if the
+/// check is skipped or the mark not kept.
+#[test]
+fn a_wake_up_taken_after_terminate_goes_on_to_the_next_waiter() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let stopping = Arc::new(AtomicBool::new(false));
+    let (first, second) = (Arc::new(Parker::new()), Arc::new(Parker::new()));
+    let mut first_wait = Some(enqueue(&registry, &first, KEY));
+    let mut second_wait = Some(enqueue(&registry, &second, KEY));
+    let terminator = {
+      let (registry, stopping) = (registry.clone(), stopping.clone());
+      thread::spawn(move || {
+        stopping.store(true, Ordering::Relaxed); // terminate()
+        notify(&registry, KEY)
+      })
+    };
+    let saw_ok = first_waiter_then_teardown(&registry, &mut first_wait, &stopping);
+    assert!(
+      !saw_ok,
+      "a thread terminated before the notify returned its \"ok\""
+    );
+    assert_eq!(terminator.join().unwrap(), 1);
+    assert_eq!(
+      sync_wait::slice(&registry, &mut second_wait, Duration::ZERO),
+      Some(Slice::Woken { key: KEY }),
+      "the wake-up was lost"
+    );
+    assert!(registry.is_empty());
+  });
+}
+
+/// The same with no terminate: a wake-up the first waiter's caller got
+/// is not passed on at its thread's teardown, so one notify wakes exactly
+/// one waiter. Fails if the teardown ignores the confirmation.
+#[test]
+fn a_wake_up_the_caller_saw_is_not_passed_on() {
+  loom::model(|| {
+    let registry = Arc::new(TestRegistry::new());
+    let stopping = AtomicBool::new(false);
+    let (first, second) = (Arc::new(Parker::new()), Arc::new(Parker::new()));
+    let mut first_wait = Some(enqueue(&registry, &first, KEY));
+    let mut second_wait = Some(enqueue(&registry, &second, KEY));
+    let notifier = notifier(&registry, KEY);
+    let saw_ok = first_waiter_then_teardown(&registry, &mut first_wait, &stopping);
+    assert_eq!(notifier.join().unwrap(), 1);
+    let second_end = sync_wait::slice(&registry, &mut second_wait, Duration::ZERO);
+    if saw_ok {
+      assert_eq!(
+        second_end,
+        Some(Slice::TimedOut),
+        "one notify woke two waiters"
+      );
+    } else {
+      assert_eq!(
+        second_end,
+        Some(Slice::Woken { key: KEY }),
+        "the wake-up was lost"
+      );
+    }
     assert!(registry.is_empty());
   });
 }

@@ -33,7 +33,7 @@ describe('notify skips the native call only when nobody can be waiting', functio
     for (const key of Reflect.ownKeys(binding)) {
       assert.ok(!/addressOf|notifyAt|mayWait/i.test(String(key)), `binding.${String(key)}`);
       // The one buffer is this thread's own 4-byte "a woken wait got to
-      // JS" word (src/napi/env.rs `wake_unconfirmed`), not the counts.
+      // JS" word (src/sync_wait.rs `WokenMark`), not the counts.
       if (key === 'waitSeen') continue;
       assert.ok(!(binding[key] instanceof ArrayBuffer), `binding.${String(key)} is a buffer`);
     }

@@ -12,7 +12,6 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 use napi::sys;
@@ -25,6 +24,7 @@ use crate::deadline::When;
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
+use crate::sync_wait::WokenMark;
 use crate::wake::{Cancelled, Mailbox, Signal, Woken};
 
 /// The env's side of the wake-up core's mailbox: its ThreadsafeFunction.
@@ -174,17 +174,9 @@ pub struct EnvState {
   /// allocates nothing (see `crate::parker`).
   pub parker: Arc<Parker>,
   /// The key of this thread's last sync wait that ended in "ok", until
-  /// JS confirms that it got past its interrupt point with it (by writing
-  /// 0 into `wake_unconfirmed`, or else by calling `waitDone`): if the
-  /// thread is terminated first, the wake-up never reached the caller, and
-  /// the teardown passes it on.
-  pub unseen_wake: Option<usize>,
-  /// 1 while `unseen_wake` is unconfirmed; JS writes 0 (lib/atomics.js,
-  /// through the `waitSeen` buffer over it) where it used to call
-  /// `waitDone`: one native call fewer per sync wait. Only this env's
-  /// thread reads or writes it. `None` where external buffers are not
-  /// allowed: JS then calls `waitDone`.
-  pub wake_unconfirmed: Option<Arc<AtomicI32>>,
+  /// JS confirms that its caller got it: if the thread is terminated
+  /// first, the teardown passes it on.
+  pub woken: WokenMark,
   /// The slot and id of the last waiter `waitAsync` queued (`lastQueued`).
   pub last_queued: (u32, WaiterId),
   /// This env's AsyncLock owner and the words of its instances, freed at
@@ -339,13 +331,7 @@ impl EnvState {
     // A wake-up the last wait returned as "ok" goes on unless JS
     // confirmed it got there. First, so that a panic below leaves it in
     // `unpassed` too.
-    let confirmed = self
-      .wake_unconfirmed
-      .as_ref()
-      .is_some_and(|word| word.load(Ordering::Relaxed) == 0);
-    self
-      .unpassed
-      .extend(self.unseen_wake.take().filter(|_| !confirmed));
+    self.unpassed.extend(self.woken.take_unseen());
     if self.sync_wait.is_some() {
       // Takes the wait out only if it returns Ok.
       if let Some(key) = core().abandon_sync(&mut self.sync_wait)? {
@@ -359,14 +345,6 @@ impl EnvState {
       self.unpassed.clear();
     }
     Ok(())
-  }
-
-  /// A sync wait ended in "ok" on `key`: unconfirmed until JS says so.
-  pub fn woken(&mut self, key: usize) {
-    self.unseen_wake = Some(key);
-    if let Some(word) = &self.wake_unconfirmed {
-      word.store(1, Ordering::Relaxed);
-    }
   }
 
   /// After the core panicked in `enqueue_sync` or `wait_slice`
@@ -449,8 +427,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     refed: false,
     sync_wait: None,
     parker: Arc::new(Parker::new()),
-    unseen_wake: None,
-    wake_unconfirmed: None,
+    woken: WokenMark::default(),
     unpassed: Vec::new(),
     last_queued: (0, 0),
     locks: Default::default(),

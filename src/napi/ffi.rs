@@ -164,6 +164,26 @@ impl Js {
     Ok(out)
   }
 
+  /// Whether this env may still run JS. N-API's calls that can run JS
+  /// (those with Node's `NAPI_PREAMBLE`) fail, without running any, once
+  /// the env cannot call into JS: from the moment a worker's `terminate()`
+  /// (or its `process.exit()`) marks it stopping, before the engine's
+  /// termination lands. ToBoolean of `undefined` runs no JS and is the
+  /// cheapest of them (~100 instructions against ~1,400 for the engine's
+  /// `Atomics.wait(…, 0)` interrupt point, benchmark/instructions/
+  /// ping-pong.js). What other runtimes' N-API says here is not relied on
+  /// (lib/atomics.js `kBindingSeesStop`).
+  pub fn can_run_js(self) -> bool {
+    let Ok(value) = self.undefined() else {
+      return false;
+    };
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); value is a live handle of
+    // this call; out is a live local.
+    let status = unsafe { sys::napi_coerce_to_bool(self.env, value, &mut out) };
+    status == sys::Status::napi_ok
+  }
+
   pub fn latin1(self, text: &str) -> NResult<sys::napi_value> {
     let mut out = ptr::null_mut();
     // SAFETY: live env on its thread (Js::new); text is valid for its

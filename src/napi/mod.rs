@@ -79,6 +79,10 @@ mod code {
   pub const TIMED_OUT: f64 = 2.0;
   /// Sync wait: the slice ended, call `waitContinue()`.
   pub const PENDING: f64 = 3.0;
+  /// Sync wait: woken ("ok"), but this env is stopping (its worker's
+  /// `terminate()` was called): JS stops at its interrupt point before the
+  /// caller sees "ok", and the teardown passes the wake-up on.
+  pub const OK_STOPPING: f64 = 4.0;
 }
 
 /// A sync wait blocks in slices this long, returning to JS between them so
@@ -516,7 +520,7 @@ fn wait(js: Js, [array, index, value, timeout]: [sys::napi_value; 4]) -> NResult
         return Ok(code::NOT_EQUAL);
       };
       state.sync_wait = Some(sync);
-      park_slice(core, state)
+      park_slice(js, core, state)
     })
   })?;
   js.number(code)
@@ -530,7 +534,7 @@ fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
         "atomics-waitasync: no wait in progress".into(),
       ));
     }
-    park_slice(core(), state)
+    park_slice(js, core(), state)
   })?;
   js.number(code)
 }
@@ -539,13 +543,23 @@ fn wait_continue(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
 /// (If the core panics, the wait stays in `state`, for `waitAbandon`, the
 /// next wait or the env's teardown to end; and the next wait gets a new
 /// parker: see `EnvState::retire_parker`.)
-fn park_slice(core: &'static Core, state: &mut env::EnvState) -> NResult<f64> {
+///
+/// A woken wait whose env is already stopping says so (`OK_STOPPING`),
+/// its wake-up still unconfirmed: a notify that came after `terminate()`
+/// must not end in a dying thread's "ok". Asked here, in the call that
+/// woke, with a cheap N-API check, so that JS need not run the engine's
+/// interrupt point after every wake-up to find out.
+fn park_slice(js: Js, core: &'static Core, state: &mut env::EnvState) -> NResult<f64> {
   let slice = core.wait_slice(&mut state.sync_wait, SYNC_SLICE);
   Ok(match slice.inspect_err(|_| state.retire_parker())? {
     None => code::OK,
     Some(Slice::Woken { key }) => {
-      state.woken(key);
-      code::OK
+      state.woken.woken(key);
+      if js.can_run_js() {
+        code::OK
+      } else {
+        code::OK_STOPPING
+      }
     }
     Some(Slice::TimedOut) => code::TIMED_OUT,
     Some(Slice::Pending) => code::PENDING,
@@ -554,10 +568,10 @@ fn park_slice(core: &'static Core, state: &mut env::EnvState) -> NResult<f64> {
 
 /// `waitDone()`: the sync wait that just returned "ok" got past its
 /// interrupt point, so its wake-up reached the caller (see
-/// `EnvState::unseen_wake`). Only where there is no `waitSeen` buffer.
+/// `sync_wait::WokenMark`). Only where there is no `waitSeen` buffer.
 fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
   env::with_state(js, |state| {
-    state.unseen_wake = None;
+    state.woken.confirm();
     Ok(())
   })?;
   js.undefined()
@@ -714,12 +728,12 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   js.define_functions(exports.raw(), &functions)
     .map_err(to_napi)?;
   // This env's "the woken outcome reached JS" word
-  // (`EnvState::wake_unconfirmed`), read-only like the functions. Left
+  // (`crate::sync_wait::WokenMark`), read-only like the functions. Left
   // out where external buffers are not allowed: JS then calls `waitDone`.
   let word = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
   if let Ok(buffer) = js.word_arraybuffer(&word) {
     env::with_state(js, |state| {
-      state.wake_unconfirmed = Some(word);
+      state.woken.set_word(word);
       Ok(())
     })
     .map_err(to_napi)?;
