@@ -349,10 +349,14 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
   // live on the JS heap, which goes with the worker. The main thread is
   // torn down only with the process and keeps the cheaper deferreds.
   let pending = promisesInJs ? pendingPromises(binding) : null;
-  // This thread's "the woken outcome reached JS" word (src/napi/env.rs
-  // `wake_unconfirmed`): the binding sets it when a wait returns "ok", and
+  // This thread's "the woken outcome reached JS" word (src/sync_wait.rs
+  // `WokenMark`): the binding sets it when a wait returns "ok", and
   // writing 0 confirms it without a native call. Without it, waitDone().
   const waitSeen = binding.waitSeen instanceof ArrayBuffer ? new Int32Array(binding.waitSeen) : null;
+  // Whether a woken wait's OK means the binding checked that this thread
+  // is not being terminated: on Node, with a binding that says it does
+  // (one built before it did would never say OK_STOPPING).
+  const bindingSeesStop = kBindingSeesStop && binding.waitSeesStop === true;
 
   /** DoWait steps 1-9, shared by wait and waitAsync. */
   function prepare(typedArray, index, value, timeout) {
@@ -537,7 +541,7 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
         // next waiter. On Node the binding has checked (OK_STOPPING: its
         // terminate() was called); elsewhere the interrupt point checks.
         // Otherwise tell the binding the wake-up arrived.
-        if (code === OK_STOPPING || !kBindingSeesStop) interruptPoint();
+        if (code === OK_STOPPING || !bindingSeesStop) interruptPoint();
         code = OK;
         if (waitSeen !== null) waitSeen[0] = 0;
         // No word, or one whose buffer was detached (transfer()): it took

@@ -138,8 +138,9 @@ pub fn abandon<W>(registry: &Registry<W>, wait: &SyncWait) -> Option<usize> {
 
 /// A thread's last sync wait that ended "ok", from the wake-up until its
 /// caller is known to have it. The binding marks it when a slice ends
-/// woken; JS confirms once past the point where a `terminate()` of its
-/// thread would stop it (lib/atomics.js `wait`): with a plain store of 0
+/// woken, and asks whether its thread is stopping; JS confirms once past
+/// that check, or past the engine's interrupt point where the binding
+/// cannot tell or said it is (lib/atomics.js `wait`): with a plain store of 0
 /// into `word`, which the binding shares with it as an external buffer,
 /// or, where there is none, through [`WokenMark::confirm`]. A thread torn
 /// down before that never showed the caller its "ok": its teardown takes
@@ -160,12 +161,17 @@ impl WokenMark {
     self.word = Some(word);
   }
 
-  /// A sync wait ended "ok" on `key`: unconfirmed until JS says so.
-  pub fn woken(&mut self, key: usize) {
+  /// A sync wait ended "ok" on `key`: marked unconfirmed until JS says
+  /// so. Then whether its caller may see that "ok" now: not if
+  /// `can_run_js()` says the thread is stopping (a worker whose
+  /// `terminate()` was called), whose teardown will find the mark. Asked
+  /// after the mark is set, so that no teardown can come between.
+  pub fn woken(&mut self, key: usize, can_run_js: impl FnOnce() -> bool) -> bool {
     self.key = Some(key);
     if let Some(word) = &self.word {
       word.store(1, Ordering::Relaxed);
     }
+    can_run_js()
   }
 
   /// The caller got the last "ok" (for a JS with no word to write).

@@ -309,9 +309,9 @@ fn a_late_wake_up_call_ends_no_later_wait() {
 }
 
 /// What the first of two waiters' thread does with its slice, as the
-/// binding and lib/atomics.js do it: a woken wait is marked
-/// (`WokenMark::woken`); if the env is stopping by then (N-API says so,
-/// here `stopping`), JS stops before the caller sees "ok", else it
+/// binding and lib/atomics.js do it: a woken wait is marked and asks
+/// whether the env is stopping (`WokenMark::woken`; N-API in the binding,
+/// here `stopping`); if so, JS stops before the caller sees "ok", else it
 /// confirms with a plain store into the mark's word. Then the thread's
 /// teardown (`EnvState::abandon_sync_wait`) passes on what is still
 /// marked. Returns whether the caller saw "ok".
@@ -325,12 +325,11 @@ fn first_waiter_then_teardown(
   mark.set_word(word.clone());
   let saw_ok = match sync_wait::slice(registry, wait, Duration::ZERO) {
     Some(Slice::Woken { key }) => {
-      mark.woken(key);
-      if stopping.load(Ordering::Relaxed) {
-        false
-      } else {
+      if mark.woken(key, || !stopping.load(Ordering::Relaxed)) {
         word.store(0, std::sync::atomic::Ordering::Relaxed);
         true
+      } else {
+        false
       }
     }
     Some(Slice::TimedOut) => false,
@@ -345,8 +344,9 @@ fn first_waiter_then_teardown(
 /// as "ok" (the binding's stop check sees the terminate, which came
 /// before the notify: the wake path carries it, even read `Relaxed`);
 /// its teardown passes it on, and the second waiter wakes. Or the first
-/// timed out before the notify, which then took the second. Fails if the
-/// check is skipped or the mark not kept.
+/// timed out before the notify, which then took the second. Fails if
+/// `WokenMark` does not keep the key, or the wake path does not carry the
+/// terminate's write to the woken thread.
 #[test]
 fn a_wake_up_taken_after_terminate_goes_on_to_the_next_waiter() {
   loom::model(|| {

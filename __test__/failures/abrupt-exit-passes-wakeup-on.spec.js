@@ -149,6 +149,41 @@ describe('abrupt exits lose no wake-up', function () {
     }
   });
 
+  it('wait() woken while its env says it is stopping, in a thread that goes on, returns "ok" and passes nothing on', async () => {
+    // The binding says OK_STOPPING when N-API refuses to run JS as the wait
+    // wakes; should the thread not be terminated after all (the interrupt
+    // point returns), the caller still gets "ok", and the wake-up is
+    // confirmed: the thread's next wait must not pass it on as unseen.
+    const stopping = (code) => (code === 0 ? 4 : code);
+    const { wait } = faulty({
+      wait: (...args) => stopping(binding.wait(...args)),
+      waitContinue: () => stopping(binding.waitContinue()),
+    });
+    for (let round = 0; round < 3; round++) {
+      const ta = fresh();
+      start(
+        `
+        const { workerData } = require('worker_threads');
+        const { notify, waitersForTesting } = require(workerData.root);
+        const ta = new Int32Array(workerData.sab);
+        const nap = new Int32Array(new SharedArrayBuffer(4));
+        while (waitersForTesting(ta, 0).registry < 1) Atomics.wait(nap, 0, 0, 1);
+        notify(ta, 0, 1);
+      `,
+        { sab: ta.buffer }
+      );
+      assert.strictEqual(wait(ta, 0, 0), 'ok');
+      const sleeper = start(sleeperSource, { sab: ta.buffer, after: 0 });
+      await until(() => waitersForTesting(ta, 0).registry === 1, 'the sleeper to block');
+      // This thread's next wait starts by passing on any wake-up left unseen.
+      assert.strictEqual(wait(ta, 1, 0, 0), 'timed-out');
+      const woken = sleeper.next();
+      assert.strictEqual(await within(woken, 200), 'still waiting', `round ${round}: a seen wake-up was passed on`);
+      assert.strictEqual(notify(ta, 0, 1), 1);
+      assert.strictEqual(await woken, 'ok');
+    }
+  });
+
   it('(c) a settle that fails half-way through a chunk passes its wake-ups on', async () => {
     const source = `
       const { workerData, parentPort } = require('worker_threads');

@@ -554,8 +554,7 @@ fn park_slice(js: Js, core: &'static Core, state: &mut env::EnvState) -> NResult
   Ok(match slice.inspect_err(|_| state.retire_parker())? {
     None => code::OK,
     Some(Slice::Woken { key }) => {
-      state.woken.woken(key);
-      if js.can_run_js() {
+      if state.woken.woken(key, || js.can_run_js()) {
         code::OK
       } else {
         code::OK_STOPPING
@@ -566,8 +565,9 @@ fn park_slice(js: Js, core: &'static Core, state: &mut env::EnvState) -> NResult
   })
 }
 
-/// `waitDone()`: the sync wait that just returned "ok" got past its
-/// interrupt point, so its wake-up reached the caller (see
+/// `waitDone()`: JS confirms that the sync wait that just returned "ok"
+/// got past the binding's stop check (or the interrupt point), so its
+/// wake-up reached the caller (see
 /// `sync_wait::WokenMark`). Only where there is no `waitSeen` buffer.
 fn wait_done(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
   env::with_state(js, |state| {
@@ -740,6 +740,12 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     js.define_value(exports.raw(), "waitSeen", buffer)
       .map_err(to_napi)?;
   }
+  // A woken sync wait asks N-API whether its env is stopping and says so
+  // (`code::OK_STOPPING`): lib/atomics.js may then skip the engine's
+  // interrupt point after an OK (on Node; see `Js::can_run_js`).
+  let yes = js.boolean(true).map_err(to_napi)?;
+  js.define_value(exports.raw(), "waitSeesStop", yes)
+    .map_err(to_napi)?;
   Ok(())
 }
 
