@@ -282,7 +282,7 @@ function makeSkippingNotify(binding) {
     const kit = typeof binding.takeFastNotify === 'function' ? binding.takeFastNotify() : undefined;
     if (kit === undefined || kit === null) return notify;
     ({ addressOf, notifyAt } = kit);
-    counts = new Int32Array(kit.counts);
+    counts = new Uint8Array(kit.counts);
     // Engines before ES2020's change (Node 12's V8) take Atomics on shared
     // arrays only, and the counts are not a SharedArrayBuffer.
     atomicsAdd(counts, 0, 0);
@@ -328,7 +328,7 @@ function makeSkippingNotify(binding) {
     ) {
       const address = lastBase + index * lastSize; // exact: below 2^53
       const x = address >>> 0; // mod 2^32
-      if (atomicsAdd(counts, ((x >>> 2) ^ (x >>> 18)) & mask, 0) === 0) return 0;
+      if (atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0) === 0) return 0;
       // count: a Number here (notify's fast path) or the coerced count.
       if (typeof count === 'number') return notifyAt(address, count);
     }

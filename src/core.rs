@@ -366,7 +366,7 @@ pub trait CoreApi<S>: Sync {
 
   /// The registry's "may be waiting" counts ([`Registry::may_wait_counts`]),
   /// for readers outside Rust: every copy of the package reads the owner's.
-  fn may_wait_counts(&'static self) -> Guarded<(*const u32, usize)>;
+  fn may_wait_counts(&'static self) -> Guarded<(*const u8, usize)>;
 
   /// Claims the AsyncLock owner `owner` (see [`crate::robust`]: the
   /// thread's worker_threads `threadId` + 1, unique in the process and
@@ -573,7 +573,7 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
     self.timer.get().map_or(0, Timer::pending)
   }
 
-  fn may_wait_counts(&'static self) -> (*const u32, usize) {
+  fn may_wait_counts(&'static self) -> (*const u8, usize) {
     self.registry.may_wait_counts()
   }
 
@@ -696,7 +696,7 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     self.guarded("retriers", || self.retriers.load(Ordering::Relaxed))
   }
 
-  fn may_wait_counts(&'static self) -> Guarded<(*const u32, usize)> {
+  fn may_wait_counts(&'static self) -> Guarded<(*const u8, usize)> {
     self.guarded("may_wait_counts", || Core::may_wait_counts(self))
   }
 

@@ -13,6 +13,8 @@
 //! - [`stake`]: what a thread holds of a Semaphore, and its return when
 //!   the thread ends holding it.
 //! - [`slab`]: dense index-addressed storage for pending promises.
+//! - [`counts`]: the registry's "may be waiting" counts, zeroed memory
+//!   that costs nothing until used.
 //! - [`wake`]: the wake-up core: waking, delivering to envs' mailboxes,
 //!   passing on wake-ups of dead waiters; generic over what an env is.
 //! - [`timer`]: the notifier thread that owns async deadlines, and
@@ -21,6 +23,7 @@
 //!   promise settling through one ThreadsafeFunction, env teardown.
 
 pub mod core;
+pub mod counts;
 pub mod deadline;
 mod futex;
 pub mod handshake;

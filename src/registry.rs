@@ -51,7 +51,8 @@
 //! - **"Someone may be waiting", readable without a lock.** Each key maps
 //!   to one of [`MAY_WAIT_SLOTS`] counts ([`may_wait_slot`], from the low
 //!   32 bits of the address, so JavaScript can compute it too), the number
-//!   of waiters queued, or about to be, on the keys of that slot. A waiter
+//!   of waiters queued, or about to be, on the keys of that slot (a byte:
+//!   one that reaches [`STUCK`] stays there, above 0). A waiter
 //!   adds itself to its count *before* its value check; it is taken off
 //!   the count only once it has left its queue. A notifier stores the new
 //!   value (any kind of store), then reads the count with a SeqCst
@@ -78,7 +79,9 @@ use std::sync::atomic::Ordering;
 
 use smallvec::SmallVec;
 
-use crate::sync::{AtomicU32, AtomicU64, Mutex, BUCKET_COUNT, MAY_WAIT_SLOTS};
+use crate::sync::{
+  zeroed_counts, AtomicU64, AtomicU8, Counts, Mutex, BUCKET_COUNT, MAY_WAIT_SLOTS,
+};
 
 /// Identifies one waiter for its whole life; unique within a registry.
 pub type WaiterId = u64;
@@ -101,9 +104,10 @@ pub enum Enqueued {
 pub struct Registry<W> {
   buckets: Box<[Bucket<W>]>,
   next_id: AtomicU64,
-  /// Waiters queued (or being queued) per [`may_wait_slot`]; see the
-  /// module docs. Never moves once made: JavaScript reads it in place.
-  may_wait: Box<[AtomicU32]>,
+  /// Waiters queued (or being queued) per [`may_wait_slot`], up to
+  /// [`STUCK`]; see the module docs. Never moves once made: JavaScript
+  /// reads it in place.
+  may_wait: Counts,
 }
 
 /// One lock's worth of queues, on its own cache line so that neighbouring
@@ -453,7 +457,7 @@ impl<W> Registry<W> {
     Registry {
       buckets,
       next_id: AtomicU64::new(1),
-      may_wait: (0..MAY_WAIT_SLOTS).map(|_| AtomicU32::new(0)).collect(),
+      may_wait: zeroed_counts(MAY_WAIT_SLOTS),
     }
   }
 
@@ -478,9 +482,9 @@ impl<W> Registry<W> {
     // Counted before the value check: a notifier that then reads a count
     // of 0 has stored its value before this check reads it.
     let may_wait = &self.may_wait[may_wait_slot(key)];
-    may_wait.fetch_add(1, Ordering::SeqCst);
+    count_in(may_wait, 1);
     if !still_expected() {
-      may_wait.fetch_sub(1, Ordering::SeqCst);
+      count_out(may_wait, 1);
       return Enqueued::NotEqual;
     }
     let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -512,7 +516,7 @@ impl<W> Registry<W> {
   /// `n` waiters on `key` have left their queue.
   fn uncount(&self, key: usize, n: usize) {
     if n > 0 {
-      self.may_wait[may_wait_slot(key)].fetch_sub(n as u32, Ordering::SeqCst);
+      count_out(&self.may_wait[may_wait_slot(key)], n);
     }
   }
 
@@ -526,8 +530,8 @@ impl<W> Registry<W> {
   }
 
   /// The counts, for readers outside Rust (JavaScript, over an external
-  /// ArrayBuffer): [`MAY_WAIT_SLOTS`] `u32`s, for the registry's lifetime.
-  pub fn may_wait_counts(&self) -> (*const u32, usize) {
+  /// ArrayBuffer): [`MAY_WAIT_SLOTS`] bytes, for the registry's lifetime.
+  pub fn may_wait_counts(&self) -> (*const u8, usize) {
     (self.may_wait.as_ptr().cast(), self.may_wait.len())
   }
 
@@ -592,12 +596,47 @@ impl<W> Registry<W> {
 }
 
 /// A key's "may be waiting" count: from the low 32 bits of the address,
-/// as JavaScript computes it (lib/atomics.js `maySlot`) from an element's
-/// address mod 2^32: `((x >>> 2) ^ (x >>> 18)) & (MAY_WAIT_SLOTS - 1)`.
-/// Neighbouring elements get neighbouring counts.
+/// as JavaScript computes it (lib/atomics.js `notifyUnlessNobodyWaits`)
+/// from an element's address mod 2^32:
+/// `((x >>> 2) ^ (x >>> 25)) & (MAY_WAIT_SLOTS - 1)`. Neighbouring
+/// elements get neighbouring counts; the high bits, folded into the low
+/// ones, set apart buffers 32 MB apart.
 pub fn may_wait_slot(key: usize) -> usize {
   let x = key as u32;
-  ((x >> 2) ^ (x >> 18)) as usize & (MAY_WAIT_SLOTS - 1)
+  ((x >> 2) ^ (x >> 25)) as usize & (MAY_WAIT_SLOTS - 1)
+}
+
+/// A count that reaches this stays there: a byte cannot count every
+/// waiter of a slot (100,000 on one element, say), and a count stuck
+/// above 0 only sends notifies of its slot to the lock, as a count shared
+/// with another key does.
+pub const STUCK: u8 = u8::MAX;
+
+/// `n` waiters of `count`'s slot are about to queue. A read-modify-write
+/// even when stuck (it writes back the same value): the notifier's
+/// reasoning (module docs) rests on every change being one.
+fn count_in(count: &AtomicU8, n: usize) {
+  let _ = count.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
+    Some(if c == STUCK {
+      c
+    } else {
+      (c as usize + n).min(STUCK as usize) as u8
+    })
+  });
+}
+
+/// `n` waiters of `count`'s slot have left their queues (or did not
+/// queue). A count below [`STUCK`] counted each of them, so it holds at
+/// least `n`; a stuck one stays.
+fn count_out(count: &AtomicU8, n: usize) {
+  let _ = count.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
+    Some(if c == STUCK {
+      c
+    } else {
+      debug_assert!(c as usize >= n, "a count below its waiters");
+      (c as usize).saturating_sub(n) as u8
+    })
+  });
 }
 
 /// A key's bucket: that of its 64-byte cache line, the top 8 bits of

@@ -457,7 +457,7 @@ fn may_wait_counts_queued_waiters_only() {
   };
   assert!(registry.may_wait(key));
   // A key sharing the count sees it too (it may wait: take the lock).
-  let sharing = (1..1 << 20)
+  let sharing = (1..1 << 25)
     .map(|i| key + 4 * i)
     .find(|&k| registry::may_wait_slot(k) == registry::may_wait_slot(key))
     .expect("a key sharing the count");
@@ -470,12 +470,12 @@ fn may_wait_counts_queued_waiters_only() {
 }
 
 /// lib/atomics.js computes the count's slot from the address mod 2^32 as
-/// `((x >>> 2) ^ (x >>> 18)) & (slots - 1)`; the registry must agree,
+/// `((x >>> 2) ^ (x >>> 25)) & (slots - 1)`; the registry must agree,
 /// whatever the high bits of the address.
 #[test]
 fn may_wait_slot_depends_on_the_low_32_bits_only() {
-  for x in [0u64, 4, 0x3fffc, 0x40000, 0xdead_beec, 0xffff_fffc] {
-    let js = ((x >> 2) ^ (x >> 18)) as usize & (atomics_waitasync::sync::MAY_WAIT_SLOTS - 1);
+  for x in [0u64, 4, 0x1ff_fffc, 0x200_0000, 0xdead_beec, 0xffff_fffc] {
+    let js = ((x >> 2) ^ (x >> 25)) as usize & (atomics_waitasync::sync::MAY_WAIT_SLOTS - 1);
     for high in [0u64, 1 << 32, 0x7fff_0000_0000] {
       assert_eq!(
         registry::may_wait_slot((x | high) as usize),
@@ -484,4 +484,62 @@ fn may_wait_slot_depends_on_the_low_32_bits_only() {
       );
     }
   }
+}
+
+/// The elements of one buffer each have a count of their own, up to 2^23
+/// of them: with a million waiters pending on elements 1..=10^6, element
+/// 0's count is still 0, so a notify there skips the lock (and, in
+/// JavaScript, the native call). With 2^14 counts, 10^5 pending elements
+/// took every one.
+#[test]
+fn an_element_nobody_waits_on_keeps_a_zero_count_beside_a_million_waiters() {
+  let registry: Registry<u32> = Registry::new();
+  let base = 0x7f12_3400_0000usize;
+  for e in 1..=1_000_000usize {
+    let Enqueued::Queued(_) = registry.enqueue_if(base + 4 * e, || true, |_| 0) else {
+      panic!("queued")
+    };
+  }
+  assert!(!registry.may_wait(base), "element 0 shares a count");
+  assert!(registry.may_wait(base + 4));
+  assert!(registry.may_wait(base + 4_000_000));
+  assert!(
+    !registry.may_wait(base + 4_000_004),
+    "the element past the last shares a count"
+  );
+}
+
+/// A count is one byte. The waiters of one element past 255 leave it
+/// stuck above 0 (notify then takes the lock, as for a shared count), and
+/// never wrap it to 0, which would let a notify skip them; the counts of
+/// other elements are untouched.
+#[test]
+fn a_count_past_255_waiters_sticks_and_never_wraps_to_zero() {
+  let registry: Registry<u32> = Registry::new();
+  let key = 0x1000usize;
+  let neighbour = key + 4;
+  for n in 1..=300u32 {
+    let Enqueued::Queued(_) = registry.enqueue_if(key, || true, |_| n) else {
+      panic!("queued")
+    };
+    assert!(registry.may_wait(key), "with {n} waiters");
+  }
+  // Not queued: its count goes up and back down, and stays stuck.
+  assert!(matches!(
+    registry.enqueue_if(key, || false, |_| 0),
+    Enqueued::NotEqual
+  ));
+  assert!(!registry.may_wait(neighbour));
+  for left in (0..300).rev() {
+    assert_eq!(registry.dequeue(key, 1).len(), 1);
+    assert!(registry.may_wait(key), "with {left} waiters left");
+  }
+  // A count that never reached 255 is exact, down to 0.
+  for n in 1..=254u32 {
+    let Enqueued::Queued(_) = registry.enqueue_if(neighbour, || true, |_| n) else {
+      panic!("queued")
+    };
+  }
+  assert_eq!(registry.dequeue(neighbour, 1000).len(), 254);
+  assert!(!registry.may_wait(neighbour));
 }

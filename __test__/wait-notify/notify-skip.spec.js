@@ -3,8 +3,8 @@
 // waiting" count (src/registry.rs `may_wait`, read by lib/atomics.js
 // `skippingNotify`) is 0. That must never skip a waiter: the count JS
 // reads for an element must be the one the registry counts its waiters
-// in (every element, offset, array kind, and across the 2^16-element
-// boundary where the count's hash folds in higher bits), and a waiter
+// in (every element, offset, array kind, and past the 32 MB boundaries
+// where the count's hash folds in higher bits), and a waiter
 // that queues concurrently must be seen (worker_threads, plain stores).
 
 const assert = require('assert');
@@ -84,6 +84,23 @@ describe('notify skips the native call only when nobody can be waiting', functio
       }
     });
   }
+
+  it('a waiter on an element past a 32 MB boundary of the address, where the count folds in its high bits, is found by notify', async () => {
+    // 36 MB: at least one multiple of 2^25 lies inside, wherever the buffer
+    // is. Every 1,021st element (a prime: every offset within a page comes
+    // up) and the 64 elements at either end.
+    const elements = (36 << 20) / 4;
+    const ta = new Int32Array(new SharedArrayBuffer(elements * 4));
+    const picked = new Set();
+    for (let i = 0; i < elements; i += 1021) picked.add(i);
+    for (let i = 0; i < 64; i++) picked.add(i).add(elements - 1 - i);
+    for (const i of picked) {
+      const r = waitAsync(ta, i, 0);
+      assert.strictEqual(r.async, true);
+      assert.strictEqual(notify(ta, i, 1), 1, `element ${i}: the waiter was skipped`);
+      assert.strictEqual(await r.value, 'ok');
+    }
+  });
 
   it('alternating arrays and elements: each notify finds its own waiter', async () => {
     const arrays = [0, 1, 2].map(() => new Int32Array(new SharedArrayBuffer(64)));

@@ -453,7 +453,7 @@ fn take_fast_notify(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value
   // SAFETY: the counts live as long as the core, which is 'static (its
   // owner copy is pinned, never unloaded) and never moves; JS only reads
   // and writes them atomically.
-  let Ok(buffer) = (unsafe { js.static_arraybuffer(counts.cast_mut().cast(), len * 4) }) else {
+  let Ok(buffer) = (unsafe { js.static_arraybuffer(counts.cast_mut().cast(), len) }) else {
     return js.undefined();
   };
   let kit = js.object()?;

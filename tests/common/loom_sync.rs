@@ -2,7 +2,14 @@
 //! that compile src/registry.rs and src/wake.rs against it
 //! (`#[path = "common/loom_sync.rs"] mod sync;`).
 
-pub use loom::sync::atomic::{AtomicU32, AtomicU64};
+pub use loom::sync::atomic::{AtomicU64, AtomicU8};
+
+/// The registry's counts: loom's atomics cannot be made from zeroed memory.
+pub type Counts = Box<[AtomicU8]>;
+
+pub fn zeroed_counts(n: usize) -> Counts {
+  (0..n).map(|_| AtomicU8::new(0)).collect()
+}
 
 /// parking_lot's `lock()` returns the guard directly; so does this.
 pub struct Mutex<T>(loom::sync::Mutex<T>);
