@@ -226,10 +226,14 @@ const isPlainValue = (value) => typeof value === 'number' || typeof value === 'b
  * The counts are an external ArrayBuffer, not a SharedArrayBuffer, and
  * ECMAScript's memory model orders nothing on a non-shared buffer: this
  * rests on the engine, not the spec. V8's Atomics.add builtin does not look
- * at sharedness (a `lock xadd` on x64, `ldaxr`/`stlxr` on ARM64), and
- * TurboFan on Node 20 calls it rather than inlining it (a review read V8's
- * builtin and the optimized code, 2026-11). An engine that lowered it to a
- * plain load for non-shared memory would break this.
+ * at sharedness (a `lock xadd` on x64, `ldaxr`/`stlxr` on ARM64; their byte
+ * forms for the Uint8Array of counts), and TurboFan on Node 20 calls it
+ * rather than inlining it (a review read V8's builtin and the optimized
+ * code for an Int32Array, 2026-11; the byte kind goes through the same
+ * builtin). An engine that lowered it to a plain load for non-shared memory
+ * would break this. (Each such add writes: a notify dirties the page of its
+ * element's count, so notifies on many idle elements can make up to the 8
+ * MB of counts resident.)
  *
  * The count of an element is found from its address mod 2^32; the
  * binding tells the address once per typed array (`addressOf`); the last
@@ -240,7 +244,7 @@ const isPlainValue = (value) => typeof value === 'number' || typeof value === 'b
  * its own typed-array look-up (half of a native notify).
  *
  * The counts, `addressOf` and `notifyAt` come from the binding's
- * `takeFastNotify()`, which hands them over once per thread, to the first
+ * `takeNotifyCounts()`, which hands them over once per thread, to the first
  * caller, and keeps nothing of them on the binding object: in other hands,
  * zeroed counts would make every notify in the process skip its waiters,
  * and `notifyAt` wakes any element whose address it is given. In a thread
@@ -279,10 +283,13 @@ function makeSkippingNotify(binding) {
   const notify = binding.notify;
   let addressOf, notifyAt, counts;
   try {
-    const kit = typeof binding.takeFastNotify === 'function' ? binding.takeFastNotify() : undefined;
+    const kit = typeof binding.takeNotifyCounts === 'function' ? binding.takeNotifyCounts() : undefined;
     if (kit === undefined || kit === null) return notify;
     ({ addressOf, notifyAt } = kit);
     counts = new Uint8Array(kit.counts);
+    // 2^23 one-byte counts, as the slot formula below assumes (a binary
+    // with another layout names its kit differently: src/napi/mod.rs).
+    if (counts.length !== 1 << 23) return notify;
     // Engines before ES2020's change (Node 12's V8) take Atomics on shared
     // arrays only, and the counts are not a SharedArrayBuffer.
     atomicsAdd(counts, 0, 0);
@@ -290,7 +297,7 @@ function makeSkippingNotify(binding) {
     return notify;
   }
   const mask = counts.length - 1;
-  const known = new WeakMap(); // typed array -> [address of element 0 mod 2^32, element size]
+  const known = new WeakMap(); // typed array -> [address of element 0, element size]
   let lastArray = null;
   let lastBase = 0;
   let lastSize = 4;

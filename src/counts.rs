@@ -2,8 +2,12 @@
 //! byte per count, all zero at first, in memory that costs nothing until
 //! a count is written. There are millions of them, so that an element
 //! rarely shares its count with another that has a waiter (see
-//! `crate::sync::MAY_WAIT_SLOTS`); a process touches one page per 4,096
-//! neighbouring counts it uses.
+//! `crate::sync::MAY_WAIT_SLOTS`). A page becomes resident when a count
+//! on it is first read-modify-written: by a waiter, or by a notify's
+//! check (lib/atomics.js), one page per 4,096 neighbouring elements; up
+//! to all 8 MB for a program that waits or notifies all over its memory.
+//! (V8 counts the whole buffer as external memory in each thread that
+//! takes it: `process.memoryUsage().external` shows 8 MB more.)
 
 use std::ops::Deref;
 use std::ptr::NonNull;
@@ -27,6 +31,8 @@ impl Counts {
   /// `len` (> 0) counts of 0. On Linux an anonymous mapping, whose pages
   /// the kernel zeroes when first touched: a `calloc` of the same size may
   /// come from the heap and be cleared, and so paid for, up front.
+  /// Elsewhere `alloc_zeroed`: lazy on macOS (large `calloc`s are fresh
+  /// mappings), not known to be on Windows.
   pub fn zeroed(len: usize) -> Counts {
     assert!(len > 0);
     #[cfg(target_os = "linux")]
@@ -44,6 +50,11 @@ impl Counts {
         )
       };
       if ptr != libc::MAP_FAILED {
+        // No transparent huge pages (where they are on for every mapping):
+        // a 2 MB page would make a quarter of the counts resident at the
+        // first touch. Advice only; its failure changes nothing else.
+        // SAFETY: the mapping just made, of this length.
+        unsafe { libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE) };
         if let Some(ptr) = NonNull::new(ptr.cast()) {
           return Counts {
             ptr,
@@ -71,8 +82,8 @@ impl Deref for Counts {
   type Target = [AtomicU8];
 
   fn deref(&self) -> &[AtomicU8] {
-    // SAFETY: `len` zeroed bytes, owned for as long as `self`, and an
-    // AtomicU8 has the size, alignment and bit validity of a u8.
+    // SAFETY: `len` initialised bytes, owned for as long as `self`, and
+    // an AtomicU8 has the size, alignment and bit validity of a u8.
     unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
   }
 }

@@ -57,11 +57,14 @@
 //!   the count only once it has left its queue. A notifier stores the new
 //!   value (any kind of store), then reads the count with a SeqCst
 //!   read-modify-write ([`Registry::may_wait`]; `Atomics.add(counts, slot,
-//!   0)` in JavaScript). Every change of a count is a read-modify-write, so
-//!   if the notifier's reads 0, it comes before the waiter's increment in
-//!   the count's modification order, the increment reads from it
-//!   (release → acquire), and so the waiter's value check sees the new
-//!   value and it does not queue. So a count of 0 lets notify return 0
+//!   0)` in JavaScript). Every change of a count is a read-modify-write
+//!   (a compare-and-swap loop whose failed tries change nothing; a stuck
+//!   count is written back as it is), so if the notifier's reads 0, it
+//!   comes before the waiter's increment in the count's modification
+//!   order, and the increment reads from it or from a later
+//!   read-modify-write, in the release sequence the notifier's heads
+//!   (release → acquire): the waiter's value check sees the new value and
+//!   it does not queue. So a count of 0 lets notify return 0
 //!   without the lock (as parking_lot's has-waiters bit); a count above 0
 //!   says nothing (other keys share it): take the lock.
 //!   `tests/loom_registry.rs` checks this with loom.
@@ -482,7 +485,7 @@ impl<W> Registry<W> {
     // Counted before the value check: a notifier that then reads a count
     // of 0 has stored its value before this check reads it.
     let may_wait = &self.may_wait[may_wait_slot(key)];
-    count_in(may_wait, 1);
+    count_in(may_wait);
     if !still_expected() {
       count_out(may_wait, 1);
       return Enqueued::NotEqual;
@@ -609,32 +612,30 @@ pub fn may_wait_slot(key: usize) -> usize {
 /// A count that reaches this stays there: a byte cannot count every
 /// waiter of a slot (100,000 on one element, say), and a count stuck
 /// above 0 only sends notifies of its slot to the lock, as a count shared
-/// with another key does.
-pub const STUCK: u8 = u8::MAX;
+/// with another key does. (255; 2 in the loom models, which reach it.)
+pub const STUCK: u8 = crate::sync::MAY_WAIT_STUCK;
 
-/// `n` waiters of `count`'s slot are about to queue. A read-modify-write
-/// even when stuck (it writes back the same value): the notifier's
-/// reasoning (module docs) rests on every change being one.
-fn count_in(count: &AtomicU8, n: usize) {
+/// A waiter of `count`'s slot is about to queue. A read-modify-write even
+/// when stuck (it writes back the same value): the notifier's reasoning
+/// (module docs) rests on every change being one.
+fn count_in(count: &AtomicU8) {
   let _ = count.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
-    Some(if c == STUCK {
-      c
-    } else {
-      (c as usize + n).min(STUCK as usize) as u8
-    })
+    Some(if c == STUCK { c } else { c + 1 })
   });
 }
 
 /// `n` waiters of `count`'s slot have left their queues (or did not
 /// queue). A count below [`STUCK`] counted each of them, so it holds at
-/// least `n`; a stuck one stays.
+/// least `n`; a stuck one stays. (Should that ever not hold, the count
+/// sticks rather than reach 0 with waiters it did not count: a slower
+/// notify, not a skipped one.)
 fn count_out(count: &AtomicU8, n: usize) {
   let _ = count.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
-    Some(if c == STUCK {
-      c
+    Some(if c == STUCK || (c as usize) < n {
+      debug_assert!(c == STUCK, "a count below its waiters");
+      STUCK
     } else {
-      debug_assert!(c as usize >= n, "a count below its waiters");
-      (c as usize).saturating_sub(n) as u8
+      c - n as u8
     })
   });
 }

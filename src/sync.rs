@@ -21,13 +21,22 @@ pub const BUCKET_COUNT: usize = 256;
 /// a power of two, one byte each, 8 MB of address space that takes memory
 /// only where counts are used (`crate::counts`). Neighbouring 4-byte
 /// elements get neighbouring counts, so the elements of a buffer of up to
-/// 2^23 of them (32 MB) each have a count of their own: a notify on one
-/// that nobody waits on skips the native call however many wait on the
-/// others. An element of another buffer shares a count with one of those
-/// with a chance of (pending elements) / 2^23, ~12% with 10^6 of them
-/// pending. (With 2^14 counts, 10^5 pending elements took every count, and
-/// every notify then took the native call.)
+/// 2^23 − 127 of them (32 MB; the high bits folded in at a 32 MB boundary
+/// can meet one at the other end) each have a count of their own: a
+/// notify on one that nobody waits on skips the native call however many
+/// wait on the others. An element of another buffer shares a count with
+/// one of those with a chance of (pending elements) / 2^23, ~12% with 10^6
+/// of them pending. (With 2^14 counts, 10^5 pending elements took every
+/// count, and every notify then took the native call.)
+///
+/// The price: the counts of 64 neighbouring elements share a cache line,
+/// so threads taking locks that a program padded to a cache line each
+/// (16 Int32s apart) share a count line four at a time, read-modified-
+/// written on their contended paths (enqueue, dequeue, a notify's check).
 pub const MAY_WAIT_SLOTS: usize = 1 << 23;
+
+/// Where a "may be waiting" count stops and stays (`registry::STUCK`).
+pub const MAY_WAIT_STUCK: u8 = u8::MAX;
 
 /// `n` counts of 0 for `Registry::may_wait`.
 pub fn zeroed_counts(n: usize) -> Counts {

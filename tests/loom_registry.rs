@@ -169,7 +169,10 @@ fn a_notify_that_skips_the_lock_loses_no_wake_up() {
 
 /// The same with a waiter on another key that shares the count, leaving
 /// by a timeout meanwhile: its decrement never hides the first waiter's
-/// increment, and a count that reads 0 never hides a queued waiter.
+/// increment, and a count that reads 0 never hides a queued waiter. The
+/// two together reach the models' `STUCK` (2), so this also races the
+/// count's saturation (the waiter's increment that sticks it, the other's
+/// decrement that must leave it stuck) with the notifier's check.
 #[test]
 fn a_shared_count_leaving_meanwhile_hides_no_waiter() {
   loom::model(|| {
@@ -200,6 +203,51 @@ fn a_shared_count_leaving_meanwhile_hides_no_waiter() {
       Enqueued::Queued(_) => assert_eq!(woken, 1, "a queued waiter the notify skipped"),
     }
     assert!(registry.is_empty());
-    assert!(!registry.may_wait(KEY), "the count is back to 0");
+    // Back to 0, unless both increments came before either decrement,
+    // which left it stuck.
+  });
+}
+
+/// A count that is stuck (`STUCK` waiters on keys of its slot: 2 in the
+/// models) stays stuck while they leave and another queues: had the
+/// leavers' decrements come off a count the newcomer's increment did not
+/// add to, the count would read 0 with the newcomer queued, and the
+/// notify would skip it.
+#[test]
+fn a_stuck_count_stays_stuck_while_its_waiters_leave() {
+  loom::model(|| {
+    let registry = Arc::new(Registry::<&'static str>::new());
+    let sharing: Vec<usize> = (1..64)
+      .map(|i| KEY + 4 * i)
+      .filter(|&k| registry::may_wait_slot(k) == registry::may_wait_slot(KEY))
+      .take(2)
+      .collect();
+    let first = queued(&registry, sharing[0], "first");
+    let second = queued(&registry, sharing[1], "second");
+    let cell = Arc::new(AtomicI32::new(0));
+    let waiter = {
+      let (registry, cell) = (registry.clone(), cell.clone());
+      thread::spawn(move || registry.enqueue_if(KEY, || cell.load(Ordering::SeqCst) == 0, |_| "w"))
+    };
+    let leavers = {
+      let (registry, sharing) = (registry.clone(), sharing.clone());
+      thread::spawn(move || {
+        registry.remove(sharing[0], first).is_some()
+          && registry.remove(sharing[1], second).is_some()
+      })
+    };
+    cell.store(1, Ordering::Relaxed);
+    let woken = if registry.may_wait(KEY) {
+      registry.dequeue(KEY, usize::MAX).len()
+    } else {
+      0
+    };
+    assert!(leavers.join().unwrap());
+    match waiter.join().unwrap() {
+      Enqueued::NotEqual => assert_eq!(woken, 0),
+      Enqueued::Queued(_) => assert_eq!(woken, 1, "a queued waiter the notify skipped"),
+    }
+    assert!(registry.is_empty());
+    assert!(registry.may_wait(KEY), "a stuck count came unstuck");
   });
 }

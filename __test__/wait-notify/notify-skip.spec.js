@@ -29,7 +29,7 @@ describe('notify skips the native call only when nobody can be waiting', functio
       assert.strictEqual(skippingNotify(binding), binding.notify, 'the plain notify');
     }
     // ... and nobody else can have it (loading/binding-after-load.spec.js).
-    assert.strictEqual(binding.takeFastNotify(), undefined);
+    assert.strictEqual(binding.takeNotifyCounts(), undefined);
     for (const key of Reflect.ownKeys(binding)) {
       assert.ok(!/addressOf|notifyAt|mayWait/i.test(String(key)), `binding.${String(key)}`);
       // The one buffer is this thread's own 4-byte "a woken wait got to
@@ -37,7 +37,7 @@ describe('notify skips the native call only when nobody can be waiting', functio
       if (key === 'waitSeen') continue;
       assert.ok(!(binding[key] instanceof ArrayBuffer), `binding.${String(key)} is a buffer`);
     }
-    const taker = Object.getOwnPropertyDescriptor(binding, 'takeFastNotify');
+    const taker = Object.getOwnPropertyDescriptor(binding, 'takeNotifyCounts');
     assert.deepStrictEqual([taker.writable, taker.configurable], [false, false]);
     const seen = Object.getOwnPropertyDescriptor(binding, 'waitSeen');
     assert.deepStrictEqual([seen.value.byteLength, seen.writable, seen.configurable], [4, false, false]);
@@ -66,7 +66,7 @@ describe('notify skips the native call only when nobody can be waiting', functio
   for (const [Kind, zero] of [[Int32Array, 0], [BigInt64Array, 0n]]) {
     it(`${Kind.name}: a pending waiter on any element is found by notify (offsets, 70,000 elements)`, async () => {
       const size = Kind.BYTES_PER_ELEMENT;
-      const elements = 70000; // past 2^16 elements: the count's hash folds in bits 18+
+      const elements = 70000; // their counts: 70 KB, 18 pages
       const sab = new SharedArrayBuffer(size * (elements + 3));
       for (const offsetElements of [0, 1, 3]) {
         const ta = new Kind(sab, offsetElements * size, elements);

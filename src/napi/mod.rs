@@ -424,14 +424,14 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
 }
 
 thread_local! {
-  /// Whether this thread's `takeFastNotify` has handed the kit over (see
+  /// Whether this thread's `takeNotifyCounts` has handed the kit over (see
   /// there). Per thread and per copy of the binary (each copy has its own
   /// thread-locals): a fresh instance of this binary in the same thread
   /// (`delete require.cache`, `process.dlopen`) finds it taken too.
   static FAST_NOTIFY_TAKEN: Cell<bool> = const { Cell::new(false) };
 }
 
-/// `takeFastNotify()` → `{ counts, addressOf, notifyAt }` the first time
+/// `takeNotifyCounts()` → `{ counts, addressOf, notifyAt }` the first time
 /// in this thread, `undefined` ever after: what lib/atomics.js's notify
 /// needs to return 0 without a native call when nobody may be waiting,
 /// and to notify by address when someone may.
@@ -445,7 +445,13 @@ thread_local! {
 /// lib/atomics.js in the same thread (a second module registry) gets
 /// nothing too, and notifies through the plain `notify`: correct, slower.
 /// Also `undefined` where the runtime forbids external buffers.
-fn take_fast_notify(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
+///
+/// The name says the layout: 2^23 one-byte counts (`MAY_WAIT_SLOTS`,
+/// `registry::may_wait_slot`). A binary with another layout must not be
+/// read with this one's formula, or notifies skip their waiters; so it
+/// gets another name (the 16,384-word layout was `takeFastNotify`), and a
+/// JS that does not know it takes the plain `notify`.
+fn take_notify_counts(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value> {
   if FAST_NOTIFY_TAKEN.with(|taken| taken.replace(true)) {
     return js.undefined();
   }
@@ -465,7 +471,7 @@ fn take_fast_notify(js: Js, []: [sys::napi_value; 0]) -> NResult<sys::napi_value
   Ok(kit)
 }
 
-/// `addressOf(typedArray)` (from [`take_fast_notify`]) → the address of its
+/// `addressOf(typedArray)` (from [`take_notify_counts`]) → the address of its
 /// element 0 (exact: below 2^53): what lib/atomics.js needs to find an
 /// element's "may be waiting" count (`Registry::may_wait`, `may_wait_slot`,
 /// from its low 32 bits) and to call `notifyAt`. Throws, as `notify` does,
@@ -481,7 +487,7 @@ fn address_of(js: Js, [array]: [sys::napi_value; 1]) -> NResult<sys::napi_value>
   js.number(address as f64)
 }
 
-/// `notifyAt(address, count)` (from [`take_fast_notify`]): `notify` by the
+/// `notifyAt(address, count)` (from [`take_notify_counts`]): `notify` by the
 /// element's address, which lib/atomics.js computed from `addressOf` for an
 /// array and index it has validated, without the typed-array look-up. The
 /// address is only a registry key, never read through; it wakes whatever
@@ -674,7 +680,7 @@ callbacks! {
   js_lock_owner => lock_owner;
   js_lock_watch => lock_watch;
   js_stake_watch => stake_watch;
-  js_take_fast_notify => take_fast_notify;
+  js_take_notify_counts => take_notify_counts;
   js_address_of => address_of;
   js_notify_at => notify_at;
   js_set_keep_alive => set_keep_alive;
@@ -702,7 +708,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   // Read-only, so that code that gets the binding after load cannot
   // replace what a later copy of lib/atomics.js would take from it.
   let functions: [(&str, Callback); 19] = [
-    ("takeFastNotify", js_take_fast_notify),
+    ("takeNotifyCounts", js_take_notify_counts),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
     ("waitContinue", js_wait_continue),

@@ -29,3 +29,6 @@ pub const BUCKET_COUNT: usize = 2;
 
 /// Few counts, so that keys share them too.
 pub const MAY_WAIT_SLOTS: usize = 4;
+
+/// A count sticks at 2 here (255 in the addon), so that models reach it.
+pub const MAY_WAIT_STUCK: u8 = 2;
