@@ -13,7 +13,17 @@
 // are the same distance from 1). Ratios beyond the axis are drawn to its
 // end with their value written. No dependencies: the SVG is written by hand.
 //
-//   node benchmark/chart.js [--out benchmark/ratios.svg]
+//
+// And benchmark/growth.svg: how the ratios move as the number of pending
+// waiters grows (10^3 to 10^6, one element each: notify on an idle element,
+// a worker's notify of main-thread waiters, fan-out, bytes per waiter, from
+// results-instructions.json, results-wall.json and
+// results-memory-growth.json) and as AsyncLock's threads do (1 to 8,
+// results-lock.json): one line per cost, addon / native on the same
+// logarithmic axis. A line that climbs is a cost that grows faster than
+// native's.
+//
+//   node benchmark/chart.js [--out benchmark/ratios.svg] [--growth-out benchmark/growth.svg]
 
 const fs = require('fs');
 const path = require('path');
@@ -67,7 +77,8 @@ function panels() {
   const paired = readJson('results-wall.json');
   if (paired) {
     out.push({
-      title: `Wall clock of the same programs, median of ${paired.rounds} paired rounds (run.js --instructions --wall), Node ${paired.node}, ${paired.date.slice(0, 10)}`,
+      title: `Wall clock of the same programs, median of paired rounds (run.js --instructions --wall), Node ${paired.node}, ` +
+        [...new Set(paired.rows.map((r) => (r.run ? r.run.date : paired.date).slice(0, 10)))].sort().join(', '),
       rows: paired.rows.filter((r) => r.ratio !== null).map((r) => ({ label: `${r.id}: ${r.what}`, ratio: r.ratio })),
     });
   }
@@ -179,11 +190,136 @@ function svg(list) {
   );
 }
 
+// The growth chart's x positions: pending waiters (0 is drawn with 10^3)
+// and AsyncLock's threads.
+const GROWTH_KS = [1000, 10000, 100000, 1000000];
+const GROWTH_K_LABELS = ['0 or 10³', '10⁴', '10⁵', '10⁶'];
+const LOCK_THREADS = [1, 2, 4, 8];
+const SERIES_COLORS = ['#1565c0', '#c62828', '#2e7d32', '#6a1b9a', '#ef6c00', '#00838f', '#5d4037', '#ad1457'];
+
+/** The growth chart's panels: { title, xs, xLabels, series: [{ label, points: [[x, ratio]] }] }. */
+function growthPanels() {
+  const byId = (file) => {
+    const json = readJson(file);
+    return json ? { json, rows: new Map(json.rows.map((r) => [r.id, r])) } : null;
+  };
+  const pick = (source, ids) =>
+    source
+      ? ids
+          .map((id, i) => [GROWTH_KS[i], source.rows.get(id)])
+          .filter(([, r]) => r && r.ratio !== null && r.ratio !== undefined)
+          .map(([k, r]) => [k, r.ratio])
+      : [];
+  const instr = byId('results-instructions.json');
+  const wall = byId('results-wall.json');
+  const memory = readJson('results-memory-growth.json');
+  const series = [
+    // notify-growth has 0, 10^4, 10^5 and 10^6 pending: 0 is drawn at 10^3.
+    { label: 'notify on an element nobody waits on (instructions)', points: pick(instr, ['notify-growth-0', 'notify-growth-10k', 'notify-growth-100k', 'notify-growth-1m']) },
+    { label: 'a worker notifies K main waiters, until settled (wall)', points: pick(wall, ['cross-thread-1k', 'cross-thread-10k', 'cross-thread-100k']) },
+    { label: 'the worker\'s notify call alone (wall)', points: pick(wall, ['cross-thread-notify-1k', 'cross-thread-notify-10k', 'cross-thread-notify-100k']) },
+    { label: 'the main thread\'s waitAsync calls (wall)', points: pick(wall, ['cross-thread-create-1k', 'cross-thread-create-10k', 'cross-thread-create-100k']) },
+    { label: 'fan-out: one notify wakes K waiters, per waiter (wall)', points: pick(wall, ['fan-out-1k', 'fan-out-10k', 'fan-out-100k']) },
+  ];
+  if (memory) {
+    for (const where of ['main', 'worker']) {
+      series.push({
+        label: `bytes per pending waiter, ${where === 'main' ? 'main thread' : 'worker'} (anonymous RSS)`,
+        points: memory.rows.filter((r) => r.where === where).map((r) => [r.k, r.ratio]),
+      });
+    }
+  }
+  const out = [];
+  const dates = [instr && instr.json.date, wall && wall.json.date, memory && memory.date].filter(Boolean).map((d) => d.slice(0, 10));
+  out.push({
+    title: `Costs against pending waiters, one element each (Node ${(instr || wall || { json: { node: '?' } }).json.node}; ${[...new Set(dates)].join(', ')})`,
+    xs: GROWTH_KS,
+    xLabels: GROWTH_K_LABELS,
+    series: series.filter((x) => x.points.length),
+  });
+  const lock = readJson('results-lock.json');
+  if (lock) {
+    out.push({
+      title: `AsyncLock, main executeLocked + workers lock(), time per operation vs the post's lock (lock-contention.js, ${lock.date.slice(0, 10)})`,
+      xs: LOCK_THREADS,
+      xLabels: LOCK_THREADS.map((t) => `${t} thread${t > 1 ? 's' : ''}`),
+      series: [{ label: 'AsyncLock / the V8 post\'s lock', points: lock.rows.filter((r) => r.throughputRatio).map((r) => [r.threads, 1 / r.throughputRatio]) }],
+    });
+  }
+  return out.filter((panel) => panel.series.length);
+}
+
+function growthSvg(list) {
+  const width = WIDTH;
+  const plotLeft = 60;
+  const plotRight = 520;
+  const plotHeight = 220;
+  const legendX = plotRight + 20;
+  const yOf = (ratio, top) => {
+    const clamped = Math.min(AXIS_MAX, Math.max(AXIS_MIN, ratio));
+    const t = (Math.log(AXIS_MAX) - Math.log(clamped)) / (Math.log(AXIS_MAX) - Math.log(AXIS_MIN));
+    return top + t * plotHeight;
+  };
+  const parts = [];
+  let y = 20;
+  parts.push(`<text x="${width / 2}" y="${y}" text-anchor="middle" font-size="15" font-weight="bold" ${FONT}>` +
+    'atomics-waitasync: how costs grow, addon / native (lower is better; 1 = same as native)</text>');
+  y += 10;
+  for (const panel of list) {
+    y += 26;
+    parts.push(`<text x="10" y="${y}" font-size="13" font-weight="bold" ${FONT}>${escape(panel.title)}</text>`);
+    y += 16;
+    const top = y;
+    const bottom = top + plotHeight;
+    const xOf = (value) => {
+      const i = panel.xs.indexOf(value);
+      return plotLeft + 20 + (i * (plotRight - plotLeft - 40)) / (panel.xs.length - 1);
+    };
+    for (const t of TICKS) {
+      const ty = yOf(t, top);
+      parts.push(`<line x1="${plotLeft}" y1="${ty.toFixed(1)}" x2="${plotRight}" y2="${ty.toFixed(1)}" stroke="${t === 1 ? '#000' : '#ddd'}" stroke-width="${t === 1 ? 1.5 : 1}"/>`);
+      parts.push(`<text x="${plotLeft - 6}" y="${(ty + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#555" ${FONT}>${tickLabel(t)}</text>`);
+    }
+    panel.xs.forEach((value, i) => {
+      parts.push(`<text x="${xOf(value).toFixed(1)}" y="${bottom + 16}" text-anchor="middle" font-size="11" fill="#555" ${FONT}>${escape(panel.xLabels[i])}</text>`);
+    });
+    panel.series.forEach((series, i) => {
+      const color = SERIES_COLORS[i % SERIES_COLORS.length];
+      const points = series.points.map(([value, ratio]) => [xOf(value), yOf(ratio, top), ratio]);
+      parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ')}"/>`);
+      for (const [px, py] of points) parts.push(`<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="3" fill="${color}"/>`);
+      const ly = top + 10 + i * 30;
+      parts.push(`<line x1="${legendX}" y1="${ly}" x2="${legendX + 18}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
+      const values = series.points.map(([, ratio]) => ratio.toFixed(2)).join(', ');
+      parts.push(`<text x="${legendX + 24}" y="${ly + 4}" font-size="11" ${FONT}>${escape(shorten(series.label, 58))}</text>`);
+      parts.push(`<text x="${legendX + 24}" y="${ly + 17}" font-size="10.5" fill="#555" ${FONT}>${escape(values)}</text>`);
+    });
+    y = Math.max(bottom + 28, top + 10 + panel.series.length * 30);
+  }
+  y += 16;
+  parts.push(`<text x="10" y="${y}" font-size="11" fill="#555" ${FONT}>` +
+    'Logarithmic axes. A line that climbs is a cost that grows faster than native\'s; docs/performance.md ("Many waiters") says why.</text>');
+  y += 12;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}">\n` +
+    `<rect width="${width}" height="${y}" fill="#fff"/>\n` +
+    parts.join('\n') +
+    '\n</svg>\n'
+  );
+}
+
 function main() {
   const at = process.argv.indexOf('--out');
   const out = at === -1 ? path.join(__dirname, 'ratios.svg') : path.resolve(process.argv[at + 1]);
   fs.writeFileSync(out, svg(panels()));
   console.error(`wrote ${path.relative(process.cwd(), out)}`);
+  const growthAt = process.argv.indexOf('--growth-out');
+  const growthOut = growthAt === -1 ? path.join(__dirname, 'growth.svg') : path.resolve(process.argv[growthAt + 1]);
+  const growth = growthPanels();
+  if (growth.length) {
+    fs.writeFileSync(growthOut, growthSvg(growth));
+    console.error(`wrote ${path.relative(process.cwd(), growthOut)}`);
+  }
 }
 
 main();

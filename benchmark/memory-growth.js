@@ -20,12 +20,15 @@
 // (v8.getHeapStatistics().total_physical_size): native allocations (the
 // addon's registry and pending table, V8's waiter nodes and handles).
 //
-//   node benchmark/memory-growth.js [--k 1000,10000,100000,1000000] [--rounds 3]
+//   node benchmark/memory-growth.js [--k 1000,10000,100000,1000000] [--rounds 3] [--write]
 //
 // Prints a markdown table; the figures move by ~10% between runs (RSS is
-// counted in pages), so it takes the median of --rounds runs.
+// counted in pages), so it takes the median of --rounds runs. --write also
+// saves them to benchmark/results-memory-growth.json, for
+// benchmark/chart.js's cost-growth chart.
 
 const { spawnSync } = require('child_process');
+const fs = require('fs');
 const path = require('path');
 
 const WARMUP = 1000;
@@ -46,6 +49,7 @@ function parent() {
   const rounds = argList('rounds', [3])[0];
   const median = (values) => values.slice().sort((a, b) => a - b)[values.length >> 1];
   const rows = [];
+  const figures = [];
   for (const where of ['main', 'worker']) {
     for (const k of ks) {
       const got = {};
@@ -58,6 +62,7 @@ function parent() {
         }
         got[impl] = { rss: median(runs.map((x) => x.rss)), heap: median(runs.map((x) => x.heap)), other: median(runs.map((x) => x.other)) };
       }
+      figures.push({ where, k, addon: got.addon, native: got.native, ratio: got.addon.rss / got.native.rss });
       const f = (x) => x.toFixed(0);
       rows.push(`| ${where} | ${k.toLocaleString('en-US')} | ${f(got.addon.rss)} | ${f(got.native.rss)} | ${(got.addon.rss / got.native.rss).toFixed(2)} | ${f(got.addon.heap)} / ${f(got.native.heap)} | ${f(got.addon.other)} / ${f(got.native.other)} |`);
       process.stderr.write(rows[rows.length - 1] + '\n');
@@ -67,6 +72,12 @@ function parent() {
   console.log('| thread | K (K to 2K waiters pending, one element each) | addon RSS | native RSS | ratio | JS heap addon / native | other addon / native |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
+  if (process.argv.includes('--write')) {
+    const command = ['node', 'benchmark/memory-growth.js'].concat(process.argv.slice(2)).join(' ');
+    const json = { kind: 'memory-growth', node: process.versions.node, command, date: new Date().toISOString(), rounds, rows: figures };
+    fs.writeFileSync(path.join(__dirname, 'results-memory-growth.json'), JSON.stringify(json, null, 2) + '\n');
+    console.error('wrote benchmark/results-memory-growth.json');
+  }
 }
 
 function child(impl, k, where) {

@@ -446,28 +446,58 @@ function mainWall(options, argv) {
     };
   });
   const seconds = Math.round((Date.now() - started) / 1000);
-  const table = markdownTable(
+  const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const run = {
+    command, date, rounds: options.rounds, core: coreVersion() || 'unknown',
+    load: `${loadBefore} before, ${load()} after`, seconds,
+  };
+  for (const row of rows) row.run = run;
+  const about = (r) => `Command: \`${r.command}\`\n\nNode ${runtime.version} (V8 ${runtime.v8}, ${runtime.arch}), no flags, ` +
+    `${os.cpus().length} cores; core: commit ${r.core}; ${r.date}; ` +
+    `${r.rounds} rounds, each a fresh process per implementation, alternating; per op = median over the rounds of ` +
+    `(wall time of the measured part / N); ratio = median of the per-round addon / native (lower is better). ` +
+    `1-minute load average ${r.load}; ${r.seconds} s.`;
+  console.log(`\n${about(run)}\n\n${wallTable(rows)}`);
+  if (options.write) {
+    const file = path.join(__dirname, '..', 'results-wall.json');
+    let all = rows;
+    let runs = [run];
+    if (options.merge && fs.existsSync(file)) {
+      // Replace the rows measured now, keep the others (same Node only),
+      // each with the run that made it.
+      const old = JSON.parse(fs.readFileSync(file, 'utf8'));
+      if (old.node !== runtime.version) throw new Error(`--merge: ${file} is from Node ${old.node}, not ${runtime.version}`);
+      // (Rows of a file written before rows carried their run: the file's.)
+      const oldRun = { command: old.command, date: old.date, rounds: old.rounds, core: 'unknown', load: 'not recorded', seconds: '?' };
+      const byId = new Map(old.rows.map((r) => [r.id, Object.assign({ run: oldRun }, r)]));
+      for (const row of rows) byId.set(row.id, row);
+      all = CASES.map((c) => byId.get(c.id)).filter(Boolean);
+      const byRun = new Map(all.map((r) => [`${r.run.command}|${r.run.date}`, r.run]));
+      runs = [...byRun.values()];
+    }
+    const json = { kind: 'wall', node: runtime.version, v8: runtime.v8, arch: runtime.arch, command, date: new Date().toISOString(), rounds: options.rounds, rows: all };
+    const sections = runs.map((r) => {
+      const ids = all.filter((row) => row.run.command === r.command && row.run.date === r.date).map((row) => row.id);
+      return (runs.length > 1 ? `Rows ${ids.join(', ')}:\n\n` : '') + about(r);
+    });
+    fs.writeFileSync(path.join(__dirname, '..', 'results-wall.md'),
+      '# Wall clock of the instruction-count programs\n\n' +
+      'Made by `benchmark/run.js --instructions --wall`; see docs/performance.md ("Instruction counts").\n\n' +
+      `${sections.join('\n\n')}\n\n${wallTable(all)}\n`);
+    fs.writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
+    console.error('wrote benchmark/results-wall.md and benchmark/results-wall.json');
+  }
+}
+
+/** The wall-clock rows as a markdown table. */
+function wallTable(rows) {
+  return markdownTable(
     ['case', 'what', 'N', 'addon / op', 'native / op', 'ratio', 'ratio, min–max'],
     rows.map((r) => [r.id, r.what, r.ops.toLocaleString('en-US'), fmtNs(r.addon), fmtNs(r.native),
       r.ratio === null ? '—' : r.ratio.toFixed(2),
       r.ratio === null ? '—' : `${r.ratioMin.toFixed(2)}–${r.ratioMax.toFixed(2)}`]),
     [false, false, true, true, true, true, true]
   );
-  const about = `Command: \`${command}\`\n\nNode ${runtime.version} (V8 ${runtime.v8}, ${runtime.arch}), no flags, ` +
-    `${os.cpus().length} cores; core: commit ${coreVersion() || 'unknown'}; ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}; ` +
-    `${options.rounds} rounds, each a fresh process per implementation, alternating; per op = median over the rounds of ` +
-    `(wall time of the measured part / N); ratio = median of the per-round addon / native (lower is better). ` +
-    `1-minute load average ${loadBefore} before, ${load()} after; ${seconds} s.`;
-  console.log(`\n${about}\n\n${table}`);
-  if (options.write) {
-    const json = { kind: 'wall', node: runtime.version, v8: runtime.v8, arch: runtime.arch, command, date: new Date().toISOString(), rounds: options.rounds, rows };
-    fs.writeFileSync(path.join(__dirname, '..', 'results-wall.md'),
-      '# Wall clock of the instruction-count programs\n\n' +
-      'Made by `benchmark/run.js --instructions --wall`; see docs/performance.md ("Instruction counts").\n\n' +
-      `${about}\n\n${table}\n`);
-    fs.writeFileSync(path.join(__dirname, '..', 'results-wall.json'), JSON.stringify(json, null, 2) + '\n');
-    console.error('wrote benchmark/results-wall.md and benchmark/results-wall.json');
-  }
 }
 
 function main(argv) {
