@@ -626,9 +626,9 @@ fn count_in(count: &AtomicU8) {
 
 /// `n` waiters of `count`'s slot have left their queues (or did not
 /// queue). A count below [`STUCK`] counted each of them, so it holds at
-/// least `n`; a stuck one stays. (Should that ever not hold, the count
-/// sticks rather than reach 0 with waiters it did not count: a slower
-/// notify, not a skipped one.)
+/// least `n`; a stuck one stays. (A count that would go below 0, which
+/// that rules out, sticks instead of wrapping or stopping at 0: a guard
+/// for that one case, not for a lost increment in general.)
 fn count_out(count: &AtomicU8, n: usize) {
   let _ = count.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
     Some(if c == STUCK || (c as usize) < n {

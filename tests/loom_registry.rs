@@ -171,8 +171,8 @@ fn a_notify_that_skips_the_lock_loses_no_wake_up() {
 /// by a timeout meanwhile: its decrement never hides the first waiter's
 /// increment, and a count that reads 0 never hides a queued waiter. The
 /// two together reach the models' `STUCK` (2), so this also races the
-/// count's saturation (the waiter's increment that sticks it, the other's
-/// decrement that must leave it stuck) with the notifier's check.
+/// increment that sticks the count with the notifier's check (that a stuck
+/// count stays stuck is `a_stuck_count_stays_stuck_while_its_waiters_leave`).
 #[test]
 fn a_shared_count_leaving_meanwhile_hides_no_waiter() {
   loom::model(|| {

@@ -66,7 +66,7 @@ describe('notify skips the native call only when nobody can be waiting', functio
   for (const [Kind, zero] of [[Int32Array, 0], [BigInt64Array, 0n]]) {
     it(`${Kind.name}: a pending waiter on any element is found by notify (offsets, 70,000 elements)`, async () => {
       const size = Kind.BYTES_PER_ELEMENT;
-      const elements = 70000; // their counts: 70 KB, 18 pages
+      const elements = 70000; // their counts: 70 KB, ~18 pages
       const sab = new SharedArrayBuffer(size * (elements + 3));
       for (const offsetElements of [0, 1, 3]) {
         const ta = new Kind(sab, offsetElements * size, elements);
