@@ -6,6 +6,7 @@
 
 const binding = require('./binding');
 const { createAtomics } = require('./lib/atomics');
+const { isNodeItself } = require('./lib/describe');
 const { createPolyfill } = require('./lib/polyfill');
 const { createAsyncLock } = require('./lib/async-lock');
 const { createCondition } = require('./lib/condition');
@@ -25,7 +26,7 @@ const polyfill = createPolyfill(binding, Atomics, atomics);
  */
 function install(options) {
   const result = polyfill.install(options);
-  if (result.active && !process.versions.bun && !process.versions.deno) {
+  if (result.active && isNodeItself(process.versions)) {
     const force = Boolean(options && typeof options === 'object' && options.force);
     preloadInWorkers(require('worker_threads'), force ? FORCE_PRELOAD : PLAIN_PRELOAD, require('module'));
   }

@@ -49,11 +49,45 @@ function escape(text) {
   return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/** Where a ratio falls on the log axis: 0 at AXIS_MIN to 1 at AXIS_MAX, clamped. */
+function logFraction(ratio) {
+  const clamped = Math.min(AXIS_MAX, Math.max(AXIS_MIN, ratio));
+  return (Math.log(clamped) - Math.log(AXIS_MIN)) / (Math.log(AXIS_MAX) - Math.log(AXIS_MIN));
+}
+
 /** x position of a ratio on the log axis, clamped to the plot. */
 function x(ratio) {
-  const clamped = Math.min(AXIS_MAX, Math.max(AXIS_MIN, ratio));
-  const t = (Math.log(clamped) - Math.log(AXIS_MIN)) / (Math.log(AXIS_MAX) - Math.log(AXIS_MIN));
-  return PLOT_LEFT + t * (PLOT_RIGHT - PLOT_LEFT);
+  return PLOT_LEFT + logFraction(ratio) * (PLOT_RIGHT - PLOT_LEFT);
+}
+
+/**
+ * An SVG page of both charts: `heading`, then for each panel its title and
+ * what `draw(panel, parts, top)` adds below it (returning the y it ends
+ * at), then the `notes`, one line each.
+ */
+function page(heading, list, titleGap, draw, notes) {
+  const parts = [];
+  let y = 20;
+  parts.push(`<text x="${WIDTH / 2}" y="${y}" text-anchor="middle" font-size="15" font-weight="bold" ${FONT}>` +
+    `${heading}</text>`);
+  y += 10;
+  for (const panel of list) {
+    y += 26;
+    parts.push(`<text x="10" y="${y}" font-size="13" font-weight="bold" ${FONT}>${escape(panel.title)}</text>`);
+    y = draw(panel, parts, y + titleGap);
+  }
+  y += 1; // 16 above the first note, 15 between them
+  for (const note of notes) {
+    y += 15;
+    parts.push(`<text x="10" y="${y}" font-size="11" fill="#555" ${FONT}>${note}</text>`);
+  }
+  y += 12;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${y}" viewBox="0 0 ${WIDTH} ${y}">\n` +
+    `<rect width="${WIDTH}" height="${y}" fill="#fff"/>\n` +
+    parts.join('\n') +
+    '\n</svg>\n'
+  );
 }
 
 function tickLabel(t) {
@@ -129,65 +163,49 @@ function shorten(text, max) {
 }
 
 function svg(list) {
-  const parts = [];
-  let y = 20;
-  parts.push(`<text x="${WIDTH / 2}" y="${y}" text-anchor="middle" font-size="15" font-weight="bold" ${FONT}>` +
-    'atomics-waitasync: addon / native (lower is better; 1 = same as native)</text>');
-  y += 10;
-  for (const panel of list) {
-    y += 26;
-    parts.push(`<text x="10" y="${y}" font-size="13" font-weight="bold" ${FONT}>${escape(panel.title)}</text>`);
-    y += 10;
-    const top = y;
-    const bottom = top + panel.rows.length * ROW_HEIGHT;
-    // Grid lines and tick labels; the 1.0 line is drawn last, on top.
-    for (const t of TICKS) {
-      parts.push(`<line x1="${x(t).toFixed(1)}" y1="${top}" x2="${x(t).toFixed(1)}" y2="${bottom}" stroke="#ddd"/>`);
-      parts.push(`<text x="${x(t).toFixed(1)}" y="${bottom + 14}" text-anchor="middle" font-size="11" fill="#555" ${FONT}>${tickLabel(t)}</text>`);
-    }
-    panel.rows.forEach((row, i) => {
-      const rowY = top + i * ROW_HEIGHT;
-      const mid = rowY + ROW_HEIGHT / 2;
-      if (i % 2 === 1) parts.push(`<rect x="0" y="${rowY}" width="${WIDTH}" height="${ROW_HEIGHT}" fill="#000" fill-opacity="0.03"/>`);
-      parts.push(`<text x="${LABEL_WIDTH}" y="${mid + 4}" text-anchor="end" font-size="11.5" ${FONT}>${escape(shorten(row.label, 66))}</text>`);
-      const x0 = x(1);
-      const x1 = x(row.ratio);
-      const better = row.ratio < 1;
-      const color = better ? '#2e7d32' : '#c62828';
-      const left = Math.min(x0, x1);
-      const width = Math.max(1, Math.abs(x1 - x0));
-      // A measurement that did not repeat (spread over 1 %) is drawn pale,
-      // with its spread.
-      const shaky = row.spread > 1;
-      parts.push(`<rect x="${left.toFixed(1)}" y="${(mid - BAR_HEIGHT / 2).toFixed(1)}" width="${width.toFixed(1)}" height="${BAR_HEIGHT}" fill="${color}" fill-opacity="${shaky ? 0.35 : 0.8}"/>`);
-      const clipped = row.ratio < AXIS_MIN || row.ratio > AXIS_MAX;
-      const value = row.ratio.toFixed(2) + (clipped ? (row.ratio < AXIS_MIN ? ' ◂' : ' ▸') : '') +
-        (shaky ? ` (±${Math.round(row.spread)} %)` : '');
-      // The value at the bar's far end: outside it, or inside (white) when
-      // the bar reaches the labels on the left.
-      const inside = better && left - PLOT_LEFT < 40;
-      const textX = inside ? left + 4 : better ? left - 4 : left + width + 4;
-      const anchor = inside || !better ? 'start' : 'end';
-      const fill = inside ? ' fill="#fff" font-weight="bold"' : '';
-      parts.push(`<text x="${textX.toFixed(1)}" y="${mid + 4}" text-anchor="${anchor}" font-size="11"${fill} ${FONT}>${escape(value)}</text>`);
-    });
-    parts.push(`<line x1="${x(1).toFixed(1)}" y1="${top - 4}" x2="${x(1).toFixed(1)}" y2="${bottom + 2}" stroke="#000" stroke-width="1.5"/>`);
-    y = bottom + 18;
-  }
-  y += 16;
-  parts.push(`<text x="10" y="${y}" font-size="11" fill="#555" ${FONT}>` +
+  return page('atomics-waitasync: addon / native (lower is better; 1 = same as native)', list, 10, drawBars, [
     'Logarithmic axis. Green: the addon needs less than native; red: more. ' +
-    'Values beyond the axis are drawn to its end (◂ ▸).</text>');
-  y += 15;
-  parts.push(`<text x="10" y="${y}" font-size="11" fill="#555" ${FONT}>` +
-    'Pale bars, (±N %): instruction counts whose two measurements differ by N % of their mean, more than 1 % (threads, or load).</text>');
-  y += 12;
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${y}" viewBox="0 0 ${WIDTH} ${y}">\n` +
-    `<rect width="${WIDTH}" height="${y}" fill="#fff"/>\n` +
-    parts.join('\n') +
-    '\n</svg>\n'
-  );
+      'Values beyond the axis are drawn to its end (◂ ▸).',
+    'Pale bars, (±N %): instruction counts whose two measurements differ by N % of their mean, more than 1 % (threads, or load).',
+  ]);
+}
+
+/** A panel of bars, one per row, from the 1.0 line; returns the y below it. */
+function drawBars(panel, parts, top) {
+  const bottom = top + panel.rows.length * ROW_HEIGHT;
+  // Grid lines and tick labels; the 1.0 line is drawn last, on top.
+  for (const t of TICKS) {
+    parts.push(`<line x1="${x(t).toFixed(1)}" y1="${top}" x2="${x(t).toFixed(1)}" y2="${bottom}" stroke="#ddd"/>`);
+    parts.push(`<text x="${x(t).toFixed(1)}" y="${bottom + 14}" text-anchor="middle" font-size="11" fill="#555" ${FONT}>${tickLabel(t)}</text>`);
+  }
+  panel.rows.forEach((row, i) => {
+    const rowY = top + i * ROW_HEIGHT;
+    const mid = rowY + ROW_HEIGHT / 2;
+    if (i % 2 === 1) parts.push(`<rect x="0" y="${rowY}" width="${WIDTH}" height="${ROW_HEIGHT}" fill="#000" fill-opacity="0.03"/>`);
+    parts.push(`<text x="${LABEL_WIDTH}" y="${mid + 4}" text-anchor="end" font-size="11.5" ${FONT}>${escape(shorten(row.label, 66))}</text>`);
+    const x0 = x(1);
+    const x1 = x(row.ratio);
+    const better = row.ratio < 1;
+    const color = better ? '#2e7d32' : '#c62828';
+    const left = Math.min(x0, x1);
+    const width = Math.max(1, Math.abs(x1 - x0));
+    // A measurement that did not repeat (spread over 1 %) is drawn pale,
+    // with its spread.
+    const shaky = row.spread > 1;
+    parts.push(`<rect x="${left.toFixed(1)}" y="${(mid - BAR_HEIGHT / 2).toFixed(1)}" width="${width.toFixed(1)}" height="${BAR_HEIGHT}" fill="${color}" fill-opacity="${shaky ? 0.35 : 0.8}"/>`);
+    const clipped = row.ratio < AXIS_MIN || row.ratio > AXIS_MAX;
+    const value = row.ratio.toFixed(2) + (clipped ? (row.ratio < AXIS_MIN ? ' ◂' : ' ▸') : '') +
+      (shaky ? ` (±${Math.round(row.spread)} %)` : '');
+    // The value at the bar's far end: outside it, or inside (white) when
+    // the bar reaches the labels on the left.
+    const inside = better && left - PLOT_LEFT < 40;
+    const textX = inside ? left + 4 : better ? left - 4 : left + width + 4;
+    const anchor = inside || !better ? 'start' : 'end';
+    const fill = inside ? ' fill="#fff" font-weight="bold"' : '';
+    parts.push(`<text x="${textX.toFixed(1)}" y="${mid + 4}" text-anchor="${anchor}" font-size="11"${fill} ${FONT}>${escape(value)}</text>`);
+  });
+  parts.push(`<line x1="${x(1).toFixed(1)}" y1="${top - 4}" x2="${x(1).toFixed(1)}" y2="${bottom + 2}" stroke="#000" stroke-width="1.5"/>`);
+  return bottom + 18;
 }
 
 // The growth chart's x positions: pending waiters (0 is drawn with 10^3)
@@ -250,62 +268,43 @@ function growthPanels() {
 }
 
 function growthSvg(list) {
-  const width = WIDTH;
+  return page('atomics-waitasync: how costs grow, addon / native (lower is better; 1 = same as native)', list, 16, drawLines, [
+    'Logarithmic axes. A line that climbs is a cost that grows faster than native\'s; docs/performance.md ("Many waiters") says why.',
+  ]);
+}
+
+/** A panel of lines, ratio against size, with their legend; returns the y below it. */
+function drawLines(panel, parts, top) {
   const plotLeft = 60;
   const plotRight = 520;
   const plotHeight = 220;
   const legendX = plotRight + 20;
-  const yOf = (ratio, top) => {
-    const clamped = Math.min(AXIS_MAX, Math.max(AXIS_MIN, ratio));
-    const t = (Math.log(AXIS_MAX) - Math.log(clamped)) / (Math.log(AXIS_MAX) - Math.log(AXIS_MIN));
-    return top + t * plotHeight;
+  const yOf = (ratio) => top + (1 - logFraction(ratio)) * plotHeight;
+  const bottom = top + plotHeight;
+  const xOf = (value) => {
+    const i = panel.xs.indexOf(value);
+    return plotLeft + 20 + (i * (plotRight - plotLeft - 40)) / (panel.xs.length - 1);
   };
-  const parts = [];
-  let y = 20;
-  parts.push(`<text x="${width / 2}" y="${y}" text-anchor="middle" font-size="15" font-weight="bold" ${FONT}>` +
-    'atomics-waitasync: how costs grow, addon / native (lower is better; 1 = same as native)</text>');
-  y += 10;
-  for (const panel of list) {
-    y += 26;
-    parts.push(`<text x="10" y="${y}" font-size="13" font-weight="bold" ${FONT}>${escape(panel.title)}</text>`);
-    y += 16;
-    const top = y;
-    const bottom = top + plotHeight;
-    const xOf = (value) => {
-      const i = panel.xs.indexOf(value);
-      return plotLeft + 20 + (i * (plotRight - plotLeft - 40)) / (panel.xs.length - 1);
-    };
-    for (const t of TICKS) {
-      const ty = yOf(t, top);
-      parts.push(`<line x1="${plotLeft}" y1="${ty.toFixed(1)}" x2="${plotRight}" y2="${ty.toFixed(1)}" stroke="${t === 1 ? '#000' : '#ddd'}" stroke-width="${t === 1 ? 1.5 : 1}"/>`);
-      parts.push(`<text x="${plotLeft - 6}" y="${(ty + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#555" ${FONT}>${tickLabel(t)}</text>`);
-    }
-    panel.xs.forEach((value, i) => {
-      parts.push(`<text x="${xOf(value).toFixed(1)}" y="${bottom + 16}" text-anchor="middle" font-size="11" fill="#555" ${FONT}>${escape(panel.xLabels[i])}</text>`);
-    });
-    panel.series.forEach((series, i) => {
-      const color = SERIES_COLORS[i % SERIES_COLORS.length];
-      const points = series.points.map(([value, ratio]) => [xOf(value), yOf(ratio, top), ratio]);
-      parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ')}"/>`);
-      for (const [px, py] of points) parts.push(`<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="3" fill="${color}"/>`);
-      const ly = top + 10 + i * 30;
-      parts.push(`<line x1="${legendX}" y1="${ly}" x2="${legendX + 18}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
-      const values = series.points.map(([, ratio]) => ratio.toFixed(2)).join(', ');
-      parts.push(`<text x="${legendX + 24}" y="${ly + 4}" font-size="11" ${FONT}>${escape(shorten(series.label, 58))}</text>`);
-      parts.push(`<text x="${legendX + 24}" y="${ly + 17}" font-size="10.5" fill="#555" ${FONT}>${escape(values)}</text>`);
-    });
-    y = Math.max(bottom + 28, top + 10 + panel.series.length * 30);
+  for (const t of TICKS) {
+    const ty = yOf(t);
+    parts.push(`<line x1="${plotLeft}" y1="${ty.toFixed(1)}" x2="${plotRight}" y2="${ty.toFixed(1)}" stroke="${t === 1 ? '#000' : '#ddd'}" stroke-width="${t === 1 ? 1.5 : 1}"/>`);
+    parts.push(`<text x="${plotLeft - 6}" y="${(ty + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#555" ${FONT}>${tickLabel(t)}</text>`);
   }
-  y += 16;
-  parts.push(`<text x="10" y="${y}" font-size="11" fill="#555" ${FONT}>` +
-    'Logarithmic axes. A line that climbs is a cost that grows faster than native\'s; docs/performance.md ("Many waiters") says why.</text>');
-  y += 12;
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}">\n` +
-    `<rect width="${width}" height="${y}" fill="#fff"/>\n` +
-    parts.join('\n') +
-    '\n</svg>\n'
-  );
+  panel.xs.forEach((value, i) => {
+    parts.push(`<text x="${xOf(value).toFixed(1)}" y="${bottom + 16}" text-anchor="middle" font-size="11" fill="#555" ${FONT}>${escape(panel.xLabels[i])}</text>`);
+  });
+  panel.series.forEach((series, i) => {
+    const color = SERIES_COLORS[i % SERIES_COLORS.length];
+    const points = series.points.map(([value, ratio]) => [xOf(value), yOf(ratio), ratio]);
+    parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ')}"/>`);
+    for (const [px, py] of points) parts.push(`<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="3" fill="${color}"/>`);
+    const ly = top + 10 + i * 30;
+    parts.push(`<line x1="${legendX}" y1="${ly}" x2="${legendX + 18}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
+    const values = series.points.map(([, ratio]) => ratio.toFixed(2)).join(', ');
+    parts.push(`<text x="${legendX + 24}" y="${ly + 4}" font-size="11" ${FONT}>${escape(shorten(series.label, 58))}</text>`);
+    parts.push(`<text x="${legendX + 24}" y="${ly + 17}" font-size="10.5" fill="#555" ${FONT}>${escape(values)}</text>`);
+  });
+  return Math.max(bottom + 28, top + 10 + panel.series.length * 30);
 }
 
 function main() {

@@ -48,8 +48,10 @@ function parent() {
   const ks = argList('k', [1000, 10000, 100000, 1000000]);
   const rounds = argList('rounds', [3])[0];
   const median = (values) => values.slice().sort((a, b) => a - b)[values.length >> 1];
-  const rows = [];
   const figures = [];
+  const f = (x) => x.toFixed(0);
+  const row = ({ where, k, addon, native, ratio }) =>
+    `| ${where} | ${k.toLocaleString('en-US')} | ${f(addon.rss)} | ${f(native.rss)} | ${ratio.toFixed(2)} | ${f(addon.heap)} / ${f(native.heap)} | ${f(addon.other)} / ${f(native.other)} |`;
   for (const where of ['main', 'worker']) {
     for (const k of ks) {
       const got = {};
@@ -63,15 +65,13 @@ function parent() {
         got[impl] = { rss: median(runs.map((x) => x.rss)), heap: median(runs.map((x) => x.heap)), other: median(runs.map((x) => x.other)) };
       }
       figures.push({ where, k, addon: got.addon, native: got.native, ratio: got.addon.rss / got.native.rss });
-      const f = (x) => x.toFixed(0);
-      rows.push(`| ${where} | ${k.toLocaleString('en-US')} | ${f(got.addon.rss)} | ${f(got.native.rss)} | ${(got.addon.rss / got.native.rss).toFixed(2)} | ${f(got.addon.heap)} / ${f(got.native.heap)} | ${f(got.addon.other)} / ${f(got.native.other)} |`);
-      process.stderr.write(rows[rows.length - 1] + '\n');
+      process.stderr.write(row(figures[figures.length - 1]) + '\n');
     }
   }
   console.log(`Node ${process.version}; bytes per pending waiter (anonymous RSS on Linux), median of ${rounds} fresh processes each\n`);
   console.log('| thread | K (K to 2K waiters pending, one element each) | addon RSS | native RSS | ratio | JS heap addon / native | other addon / native |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
-  for (const row of rows) console.log(row);
+  for (const figure of figures) console.log(row(figure));
   if (process.argv.includes('--write')) {
     const command = ['node', 'benchmark/memory-growth.js'].concat(process.argv.slice(2)).join(' ');
     const json = { kind: 'memory-growth', node: process.versions.node, command, date: new Date().toISOString(), rounds, rows: figures };

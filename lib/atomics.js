@@ -11,6 +11,7 @@
 
 const {
   describe,
+  isNodeItself,
   uncurry,
   TypedArrayPrototype,
   typedArrayName,
@@ -95,13 +96,7 @@ try {
 // fails its JS-running calls from the moment terminate() is called. Bun's
 // and Deno's N-API are not known to, so there every woken wait takes the
 // interrupt point, as it did before the binding checked.
-const kBindingSeesStop =
-  typeof process === 'object' &&
-  process !== null &&
-  typeof process.versions === 'object' &&
-  typeof process.versions.node === 'string' &&
-  typeof process.versions.bun !== 'string' &&
-  typeof process.versions.deno !== 'string';
+const kBindingSeesStop = typeof process === 'object' && process !== null && isNodeItself(process.versions);
 
 /**
  * ValidateIntegerTypedArray(typedArray, waitable = true). Returns whether

@@ -1,6 +1,7 @@
 'use strict';
 // How an error message names the value it received: one wording for every
-// argument check of the package (lib/atomics.js, lib/async-lock.js).
+// argument check of the package (lib/atomics.js, lib/async-lock.js); and the
+// few facts about the runtime that several modules ask.
 
 // %TypedArray%.prototype accessors, taken once: they read internal slots,
 // so a subclass or an own property cannot fake them. The package's one copy
@@ -29,4 +30,18 @@ function describe(value) {
   return String(value);
 }
 
-module.exports = { describe, uncurry, TypedArrayPrototype, typedArrayName, typedArrayBuffer, typedArrayLength };
+/**
+ * Whether `versions` (process.versions) are Node's own: Bun and Deno report
+ * a Node version too, but run none of Node's JS and have their own N-API.
+ */
+function isNodeItself(versions) {
+  return (
+    versions !== null &&
+    typeof versions === 'object' &&
+    typeof versions.node === 'string' &&
+    !versions.bun &&
+    !versions.deno
+  );
+}
+
+module.exports = { describe, isNodeItself, uncurry, TypedArrayPrototype, typedArrayName, typedArrayBuffer, typedArrayLength };

@@ -33,7 +33,7 @@
 const path = require('path');
 const vm = require('vm');
 
-const { uncurry, typedArrayName, typedArrayLength, typedArrayBuffer } = require('./describe');
+const { isNodeItself, uncurry, typedArrayName, typedArrayLength, typedArrayBuffer } = require('./describe');
 
 const weakMapGet = uncurry(WeakMap.prototype.get);
 const weakMapSet = uncurry(WeakMap.prototype.set);
@@ -52,10 +52,8 @@ const kPolyfillFiles = Symbol.for('atomics-waitasync.polyfillFiles');
 
 /** Whether this Node's own code waits through the global Atomics (18.19+, 20). */
 function nodeWaitsThroughGlobal(versions) {
-  const node = versions && versions.node;
-  // Bun and Deno report a Node version too, but run no JS of Node's.
-  if (typeof node !== 'string' || versions.bun || versions.deno) return false;
-  const [major, minor] = node.split('.').map(Number);
+  if (!isNodeItself(versions)) return false;
+  const [major, minor] = versions.node.split('.').map(Number);
   return (major === 18 && minor >= 19) || major === 20;
 }
 

@@ -141,8 +141,9 @@ impl Parker {
   /// early costs no clock read). Every `SPIN_YIELD_EVERY`-th round yields
   /// the core (`crate::sync::yield_core`); a yield slower than `YIELD_SLOW`
   /// (a busy thread kept the core) ends the spin and turns yields off for
-  /// the next `YIELD_OFF_MIN` spins (one per 10 ms slice of a wait), twice as many after each such yield
-  /// that follows, up to `YIELD_OFF_MAX`.
+  /// the next `YIELD_OFF_MIN` spins (one per 10 ms slice of a wait),
+  /// twice as many after each such yield that follows, up to
+  /// `YIELD_OFF_MAX`.
   pub fn spin(&self, deadline: Option<Instant>) -> bool {
     let (stored, mut limit) = self.next_spin();
     let probe = limit != stored;
@@ -220,7 +221,8 @@ impl Parker {
   }
 
   /// A yield gave the core to a thread that kept it: no yields for the
-  /// next `yield_backoff` spins (one per slice of a wait), and twice as many after the next such.
+  /// next `yield_backoff` spins (one per slice of a wait), and twice as
+  /// many after the next such.
   fn yielded_slowly(&self) {
     let backoff = self.yield_backoff.load(Ordering::Relaxed);
     self.yields_off.store(backoff, Ordering::Relaxed);

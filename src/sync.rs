@@ -4,7 +4,7 @@
 //! can compile the very same `registry.rs`, `handshake.rs`, `parker.rs` and
 //! `sync_wait.rs` against loom's model-checked versions instead.
 
-pub use std::sync::atomic::{fence, AtomicI32, AtomicU32, AtomicU64, AtomicU8};
+pub use std::sync::atomic::{fence, AtomicI32, AtomicU64, AtomicU8};
 
 pub use crate::counts::Counts;
 

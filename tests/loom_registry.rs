@@ -59,12 +59,44 @@ fn spawn_waiter_while_zero() -> (
   thread::JoinHandle<Enqueued>,
 ) {
   let registry = Arc::new(Registry::<&'static str>::new());
+  let (cell, waiter) = spawn_waiter_while_zero_on(&registry);
+  (registry, cell, waiter)
+}
+
+/// The same on a registry that already holds waiters.
+fn spawn_waiter_while_zero_on(
+  registry: &Arc<Registry<&'static str>>,
+) -> (Arc<AtomicI32>, thread::JoinHandle<Enqueued>) {
   let cell = Arc::new(AtomicI32::new(0));
   let waiter = {
     let (registry, cell) = (registry.clone(), cell.clone());
     thread::spawn(move || registry.enqueue_if(KEY, || cell.load(Ordering::SeqCst) == 0, |_| "w"))
   };
-  (registry, cell, waiter)
+  (cell, waiter)
+}
+
+/// The notify that skips the lock when `KEY`'s "may be waiting" count is
+/// 0 (`Registry::may_wait`, lib/atomics.js), after a plain (relaxed) store
+/// of 1 into `cell`, as a JS program may make: how many it woke.
+fn store_then_notify_unless_nobody_waits(
+  registry: &Registry<&'static str>,
+  cell: &AtomicI32,
+) -> usize {
+  cell.store(1, Ordering::Relaxed);
+  if registry.may_wait(KEY) {
+    registry.dequeue(KEY, usize::MAX).len()
+  } else {
+    0
+  }
+}
+
+/// The waiter that checked `cell == 0` was woken by the notify if, and
+/// only if, it queued: a notify that skipped never leaves one behind.
+fn assert_woken_iff_queued(enqueued: Enqueued, woken: usize) {
+  match enqueued {
+    Enqueued::NotEqual => assert_eq!(woken, 0),
+    Enqueued::Queued(_) => assert_eq!(woken, 1, "a queued waiter the notify skipped"),
+  }
 }
 
 /// A waiter checks `cell == 0` and queues under the lock; the notifier
@@ -153,16 +185,8 @@ fn keys_sharing_a_bucket_stay_apart() {
 fn a_notify_that_skips_the_lock_loses_no_wake_up() {
   loom::model(|| {
     let (registry, cell, waiter) = spawn_waiter_while_zero();
-    cell.store(1, Ordering::Relaxed);
-    let woken = if registry.may_wait(KEY) {
-      registry.dequeue(KEY, usize::MAX).len()
-    } else {
-      0
-    };
-    match waiter.join().unwrap() {
-      Enqueued::NotEqual => assert_eq!(woken, 0),
-      Enqueued::Queued(_) => assert_eq!(woken, 1, "a queued waiter the notify skipped"),
-    }
+    let woken = store_then_notify_unless_nobody_waits(&registry, &cell);
+    assert_woken_iff_queued(waiter.join().unwrap(), woken);
     assert!(registry.is_empty(), "a waiter left queued after the notify");
   });
 }
@@ -182,26 +206,14 @@ fn a_shared_count_leaving_meanwhile_hides_no_waiter() {
       .find(|&k| registry::may_wait_slot(k) == registry::may_wait_slot(KEY))
       .expect("a key sharing the count");
     let other = queued(&registry, other_key, "other");
-    let cell = Arc::new(AtomicI32::new(0));
-    let waiter = {
-      let (registry, cell) = (registry.clone(), cell.clone());
-      thread::spawn(move || registry.enqueue_if(KEY, || cell.load(Ordering::SeqCst) == 0, |_| "w"))
-    };
+    let (cell, waiter) = spawn_waiter_while_zero_on(&registry);
     let timer = {
       let registry = registry.clone();
       thread::spawn(move || registry.remove(other_key, other).is_some())
     };
-    cell.store(1, Ordering::Relaxed);
-    let woken = if registry.may_wait(KEY) {
-      registry.dequeue(KEY, usize::MAX).len()
-    } else {
-      0
-    };
+    let woken = store_then_notify_unless_nobody_waits(&registry, &cell);
     assert!(timer.join().unwrap());
-    match waiter.join().unwrap() {
-      Enqueued::NotEqual => assert_eq!(woken, 0),
-      Enqueued::Queued(_) => assert_eq!(woken, 1, "a queued waiter the notify skipped"),
-    }
+    assert_woken_iff_queued(waiter.join().unwrap(), woken);
     assert!(registry.is_empty());
     // Back to 0, unless both increments came before either decrement,
     // which left it stuck.
@@ -224,11 +236,7 @@ fn a_stuck_count_stays_stuck_while_its_waiters_leave() {
       .collect();
     let first = queued(&registry, sharing[0], "first");
     let second = queued(&registry, sharing[1], "second");
-    let cell = Arc::new(AtomicI32::new(0));
-    let waiter = {
-      let (registry, cell) = (registry.clone(), cell.clone());
-      thread::spawn(move || registry.enqueue_if(KEY, || cell.load(Ordering::SeqCst) == 0, |_| "w"))
-    };
+    let (cell, waiter) = spawn_waiter_while_zero_on(&registry);
     let leavers = {
       let (registry, sharing) = (registry.clone(), sharing.clone());
       thread::spawn(move || {
@@ -236,17 +244,9 @@ fn a_stuck_count_stays_stuck_while_its_waiters_leave() {
           && registry.remove(sharing[1], second).is_some()
       })
     };
-    cell.store(1, Ordering::Relaxed);
-    let woken = if registry.may_wait(KEY) {
-      registry.dequeue(KEY, usize::MAX).len()
-    } else {
-      0
-    };
+    let woken = store_then_notify_unless_nobody_waits(&registry, &cell);
     assert!(leavers.join().unwrap());
-    match waiter.join().unwrap() {
-      Enqueued::NotEqual => assert_eq!(woken, 0),
-      Enqueued::Queued(_) => assert_eq!(woken, 1, "a queued waiter the notify skipped"),
-    }
+    assert_woken_iff_queued(waiter.join().unwrap(), woken);
     assert!(registry.is_empty());
     assert!(registry.may_wait(KEY), "a stuck count came unstuck");
   });

@@ -496,9 +496,7 @@ fn an_element_nobody_waits_on_keeps_a_zero_count_beside_a_million_waiters() {
   let registry: Registry<u32> = Registry::new();
   let base = 0x7f12_3400_0000usize;
   for e in 1..=1_000_000usize {
-    let Enqueued::Queued(_) = registry.enqueue_if(base + 4 * e, || true, |_| 0) else {
-      panic!("queued")
-    };
+    queue(&registry, base + 4 * e, 0);
   }
   assert!(!registry.may_wait(base), "element 0 shares a count");
   assert!(registry.may_wait(base + 4));
@@ -519,9 +517,7 @@ fn a_count_past_255_waiters_sticks_and_never_wraps_to_zero() {
   let key = 0x1000usize;
   let neighbour = key + 4;
   for n in 1..=300u32 {
-    let Enqueued::Queued(_) = registry.enqueue_if(key, || true, |_| n) else {
-      panic!("queued")
-    };
+    queue(&registry, key, n);
     assert!(registry.may_wait(key), "with {n} waiters");
   }
   // Not queued: its count goes up and back down, and stays stuck.
@@ -536,9 +532,7 @@ fn a_count_past_255_waiters_sticks_and_never_wraps_to_zero() {
   }
   // A count that never reached 255 is exact, down to 0.
   for n in 1..=254u32 {
-    let Enqueued::Queued(_) = registry.enqueue_if(neighbour, || true, |_| n) else {
-      panic!("queued")
-    };
+    queue(&registry, neighbour, n);
   }
   assert_eq!(registry.dequeue(neighbour, 1000).len(), 254);
   assert!(!registry.may_wait(neighbour));

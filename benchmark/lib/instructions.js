@@ -461,25 +461,19 @@ function mainWall(options, argv) {
   if (options.write) {
     const file = path.join(__dirname, '..', 'results-wall.json');
     let all = rows;
-    let runs = [run];
     if (options.merge && fs.existsSync(file)) {
-      // Replace the rows measured now, keep the others (same Node only),
-      // each with the run that made it.
-      const old = JSON.parse(fs.readFileSync(file, 'utf8'));
-      if (old.node !== runtime.version) throw new Error(`--merge: ${file} is from Node ${old.node}, not ${runtime.version}`);
-      // (Rows of a file written before rows carried their run: the file's.)
-      const oldRun = { command: old.command, date: old.date, rounds: old.rounds, core: 'unknown', load: 'not recorded', seconds: '?' };
-      const byId = new Map(old.rows.map((r) => [r.id, Object.assign({ run: oldRun }, r)]));
-      for (const row of rows) byId.set(row.id, row);
-      all = CASES.map((c) => byId.get(c.id)).filter(Boolean);
-      const byRun = new Map(all.map((r) => [`${r.run.command}|${r.run.date}`, r.run]));
-      runs = [...byRun.values()];
+      // Each row, kept or new, with the run that made it.
+      all = mergedRows(file, runtime, rows);
     }
     const json = { kind: 'wall', node: runtime.version, v8: runtime.v8, arch: runtime.arch, command, date: new Date().toISOString(), rounds: options.rounds, rows: all };
-    const sections = runs.map((r) => {
-      const ids = all.filter((row) => row.run.command === r.command && row.run.date === r.date).map((row) => row.id);
-      return (runs.length > 1 ? `Rows ${ids.join(', ')}:\n\n` : '') + about(r);
-    });
+    const byRun = new Map(); // run date and command -> { run, ids }
+    for (const row of all) {
+      const key = `${row.run.date} ${row.run.command}`;
+      if (!byRun.has(key)) byRun.set(key, { run: row.run, ids: [] });
+      byRun.get(key).ids.push(row.id);
+    }
+    const sections = [...byRun.values()].map(({ run: r, ids }) =>
+      (byRun.size > 1 ? `Rows ${ids.join(', ')}:\n\n` : '') + about(r));
     fs.writeFileSync(path.join(__dirname, '..', 'results-wall.md'),
       '# Wall clock of the instruction-count programs\n\n' +
       'Made by `benchmark/run.js --instructions --wall`; see docs/performance.md ("Instruction counts").\n\n' +
@@ -487,6 +481,20 @@ function mainWall(options, argv) {
     fs.writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
     console.error('wrote benchmark/results-wall.md and benchmark/results-wall.json');
   }
+}
+
+/**
+ * `--merge`: the rows of the results file `file` (of this Node only), with
+ * `rows` in place of those measured now, in CASES order. `complete(row,
+ * file's JSON)` fills in what an older file's rows lack.
+ */
+function mergedRows(file, runtime, rows, complete = () => {}) {
+  const old = JSON.parse(fs.readFileSync(file, 'utf8'));
+  if (old.node !== runtime.version) throw new Error(`--merge: ${file} is from Node ${old.node}, not ${runtime.version}`);
+  for (const r of old.rows) complete(r, old);
+  const byId = new Map(old.rows.map((r) => [r.id, r]));
+  for (const row of rows) byId.set(row.id, row);
+  return CASES.map((c) => byId.get(c.id)).filter(Boolean);
 }
 
 /** The wall-clock rows as a markdown table. */
@@ -541,16 +549,10 @@ function main(argv) {
   };
   const file = path.join(__dirname, '..', 'results-instructions.json');
   if (options.merge && fs.existsSync(file)) {
-    // Replace the rows measured now, keep the others (same Node only).
-    const old = JSON.parse(fs.readFileSync(file, 'utf8'));
-    if (old.node !== runtime.version) throw new Error(`--merge: ${file} is from Node ${old.node}, not ${runtime.version}`);
-    // (Rows of a file written before rows carried these: the file's own.)
-    for (const r of old.rows) {
+    json.rows = mergedRows(file, runtime, rows, (r, old) => {
+      // (Rows of a file written before rows carried these: the file's own.)
       for (const key of ['command', 'date', 'reps', 'core']) if (r[key] === undefined) r[key] = old[key];
-    }
-    const byId = new Map(old.rows.map((r) => [r.id, r]));
-    for (const row of rows) byId.set(row.id, row);
-    json.rows = CASES.map((c) => byId.get(c.id)).filter(Boolean);
+    });
   }
   console.log(`\n${report(json)}\n(this run: ${seconds} s)`);
 

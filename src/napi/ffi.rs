@@ -168,11 +168,11 @@ impl Js {
   /// (those with Node's `NAPI_PREAMBLE`) fail, without running any, once
   /// the env cannot call into JS: from the moment a worker's `terminate()`
   /// (or the process's exit, which stops every worker) marks it stopping,
-  /// before the engine's termination lands. ToBoolean of `undefined` runs no JS and is the
-  /// cheapest of them (~100 instructions against ~1,400 for the engine's
-  /// `Atomics.wait(…, 0)` interrupt point, benchmark/instructions/
-  /// ping-pong.js). What other runtimes' N-API says here is not relied on
-  /// (lib/atomics.js `kBindingSeesStop`).
+  /// before the engine's termination lands. ToBoolean of `undefined` runs
+  /// no JS and is the cheapest of them (~100 instructions against ~1,400
+  /// for the engine's `Atomics.wait(…, 0)` interrupt point,
+  /// benchmark/instructions/ping-pong.js). What other runtimes' N-API says
+  /// here is not relied on (lib/atomics.js `kBindingSeesStop`).
   pub fn can_run_js(self) -> bool {
     let Ok(value) = self.undefined() else {
       return false;
