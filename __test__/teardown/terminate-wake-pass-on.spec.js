@@ -80,6 +80,44 @@ describe('a wake-up that hits a terminated worker goes on to the next waiter', f
     });
   }
 
+  it('wait, through a binding that does not say it checks for a stopping worker (one built before it did): the interrupt point stops it, and the second wakes', async () => {
+    // Such a binding answers a woken wait of a terminated worker with a
+    // plain OK: lib/atomics.js must then take the interrupt point itself.
+    const oldBindingSource = `
+      const { workerData, parentPort } = require('worker_threads');
+      const binding = require(workerData.root + '/binding.js');
+      const { createAtomics } = require(workerData.root + '/lib/atomics.js');
+      // OK_STOPPING (4) -> OK, inline: a function call after the native
+      // one would itself let the termination land (at its stack check).
+      const { wait } = createAtomics(Object.assign({}, binding, {
+        waitSeesStop: undefined,
+        wait: (...args) => {
+          const code = binding.wait(...args);
+          return code === 4 ? 0 : code;
+        },
+        waitContinue: () => {
+          const code = binding.waitContinue();
+          return code === 4 ? 0 : code;
+        },
+      }));
+      parentPort.postMessage(wait(new Int32Array(workerData.sab), 0, 0));
+    `;
+    for (let round = 0; round < rounds; round++) {
+      const sab = new SharedArrayBuffer(8);
+      const ta = new Int32Array(sab);
+      const first = track(new Worker(oldBindingSource, { eval: true, workerData: { root, sab } }));
+      const firstExited = new Promise((resolve) => first.once('exit', resolve));
+      await until(() => waitersForTesting(ta, 0).registry === 1, 'the first waiter to queue');
+      const second = waiter(sab, 'wait');
+      await until(() => waitersForTesting(ta, 0).registry === 2, 'the second waiter to queue');
+      first.terminate();
+      assert.strictEqual(notify(ta, 0, 1), 1);
+      assert.strictEqual(await within(second.result, 5000), 'ok', `round ${round}: the wake-up was lost`);
+      await firstExited;
+      assert.strictEqual(waitersForTesting(ta, 0).registry, 0);
+    }
+  });
+
   it('a wake-up the terminated worker did see is not passed on', async () => {
     for (const mode of ['wait', 'waitAsync']) {
       const { ta, first, second } = await twoWaiters(mode);

@@ -43,6 +43,16 @@ describe('notify skips the native call only when nobody can be waiting', functio
     assert.deepStrictEqual([seen.value.byteLength, seen.writable, seen.configurable], [4, false, false]);
   });
 
+  it('a kit whose counts are not 2^23 bytes (a binary of another layout) leaves notify to the binding', () => {
+    const kit = (bytes) => ({ counts: new ArrayBuffer(bytes), addressOf: () => 0, notifyAt: () => 0 });
+    const fake = (bytes) => ({ notify: () => 0, takeNotifyCounts: () => kit(bytes) });
+    const other = fake(4 << 14); // the 16,384 four-byte counts of takeFastNotify
+    assert.strictEqual(skippingNotify(other), other.notify);
+    // The layout it knows: a notify that reads the counts first.
+    const same = fake(1 << 23);
+    assert.notStrictEqual(skippingNotify(same), same.notify);
+  });
+
   it('notifyAt wakes by address; a wrong address finds nobody, a bad one throws; the kit comes once (child process)', async () => {
     const result = await runNodeAsync([fixture('fast-notify-kit.js')]);
     assert.deepStrictEqual([result.status, result.signal], [0, null], result.stderr);
