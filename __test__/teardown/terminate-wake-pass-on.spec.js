@@ -89,6 +89,8 @@ describe('a wake-up that hits a terminated worker goes on to the next waiter', f
       const { createAtomics } = require(workerData.root + '/lib/atomics.js');
       // OK_STOPPING (4) -> OK, inline: a function call after the native
       // one would itself let the termination land (at its stack check).
+      // No JS promise table (false): only wait() is used, and a preloaded
+      // polyfill has already given this thread's binding its table.
       const { wait } = createAtomics(Object.assign({}, binding, {
         waitSeesStop: undefined,
         wait: (...args) => {
@@ -99,7 +101,7 @@ describe('a wake-up that hits a terminated worker goes on to the next waiter', f
           const code = binding.waitContinue();
           return code === 4 ? 0 : code;
         },
-      }));
+      }), undefined, false);
       parentPort.postMessage(wait(new Int32Array(workerData.sab), 0, 0));
     `;
     for (let round = 0; round < rounds; round++) {

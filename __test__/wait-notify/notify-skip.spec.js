@@ -48,9 +48,14 @@ describe('notify skips the native call only when nobody can be waiting', functio
     const fake = (bytes) => ({ notify: () => 0, takeNotifyCounts: () => kit(bytes) });
     const other = fake(4 << 14); // the 16,384 four-byte counts of takeFastNotify
     assert.strictEqual(skippingNotify(other), other.notify);
-    // The layout it knows: a notify that reads the counts first.
+    // The layout it knows: a notify that reads the counts first (where the
+    // engine's Atomics take a plain buffer: not Node 12 and 14).
     const same = fake(1 << 23);
-    assert.notStrictEqual(skippingNotify(same), same.notify);
+    if (atomicsTakeUnshared) {
+      assert.notStrictEqual(skippingNotify(same), same.notify);
+    } else {
+      assert.strictEqual(skippingNotify(same), same.notify);
+    }
   });
 
   it('notifyAt wakes by address; a wrong address finds nobody, a bad one throws; the kit comes once (child process)', async () => {

@@ -462,8 +462,13 @@ function mainWall(options, argv) {
     const file = path.join(__dirname, '..', 'results-wall.json');
     let all = rows;
     if (options.merge && fs.existsSync(file)) {
-      // Each row, kept or new, with the run that made it.
-      all = mergedRows(file, runtime, rows);
+      // Each row, kept or new, with the run that made it (the file's own,
+      // for rows of a file written before rows carried theirs).
+      all = mergedRows(file, runtime, rows, (r, old) => {
+        if (r.run === undefined) {
+          r.run = { command: old.command, date: old.date, rounds: old.rounds, core: 'unknown', load: 'not recorded', seconds: '?' };
+        }
+      });
     }
     const json = { kind: 'wall', node: runtime.version, v8: runtime.v8, arch: runtime.arch, command, date: new Date().toISOString(), rounds: options.rounds, rows: all };
     const byRun = new Map(); // run date and command -> { run, ids }
