@@ -30,6 +30,7 @@ if (isMainThread) {
 
 async function main(impl, name, ops) {
   if (!impl.waitAsync) return { unsupported: 'no Atomics.waitAsync' };
+  await o.rareWaitAsyncPaths(impl);
   // [0]: the round trips' slot; [2], [3]: the worker's waits that slept
   // (returned "ok") and that returned "not-equal" (o.echo).
   const ia = new Int32Array(new SharedArrayBuffer(16));
@@ -85,5 +86,7 @@ async function loop(impl, ia, v, n, paths) {
 }
 
 function worker() {
-  o.echo(o.load(workerData.impl), new Int32Array(workerData.sab), new Int32Array(workerData.sab, 8, 2));
+  const impl = o.load(workerData.impl);
+  o.rareWaitPaths(impl);
+  o.echo(impl, new Int32Array(workerData.sab), new Int32Array(workerData.sab, 8, 2));
 }

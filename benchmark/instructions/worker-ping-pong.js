@@ -50,6 +50,7 @@ if (isMainThread) {
   const impl = o.load(workerData.impl);
   const ia = new Int32Array(workerData.sab);
   const { side, rounds } = workerData;
+  o.rareWaitPaths(impl);
   parentPort.postMessage('ready');
   while (Atomics.load(ia, GO) === 0) Atomics.wait(ia, GO, 0);
   // side 0 moves even -> odd, side 1 odd -> even; each waits while the

@@ -39,15 +39,26 @@ const path = require('path');
 // run (how the threads interleave); param: the case's --param; wall:
 // 'only' for a wall-clock row with no count of its own (another part of a
 // program that has one), reading the JSON line's field `metric` instead of
-// `ns`.
+// `ns`; v8: node flags; valgrind: valgrind flags.
+//
+// The two round trips run with valgrind's --fair-sched=yes and V8's
+// --no-memory-reducer. Valgrind runs one thread at a time; by default the
+// next to run is whichever the kernel wakes first, and the addon's spin
+// yields (sched_yield) handed the run to the partner mid-spin, so how often
+// main's waitAsync went pending changed from run to run (a quarter to all
+// of the round trips), and with it the count: ping-pong moved between
+// ~11,000 and ~23,000 for the addon. In turn (fair-sched) the partner
+// answers while the waiter waits, as on two cores, and the addon's three
+// runs agreed to 3.5 %. The memory reducer's wall-clock GCs cost ~2,900
+// per round trip in the runs they landed in.
 const CASES = [
   { id: 'notify-idle', file: 'notify-idle', ops: 200000, what: 'notify, nobody waiting' },
   { id: 'wait-async-settle', file: 'wait-async-settle', ops: 10000, what: 'waitAsync pending → notify → await, per waiter' },
   { id: 'lock-uncontended', file: 'lock-uncontended', ops: 50000, what: 'await executeLocked(f), uncontended (native: the V8 post\'s lock)' },
   { id: 'semaphore-uncontended', file: 'semaphore-uncontended', ops: 200000, what: 'acquireSync(1); f(); release(1), uncontended (native: one written by hand)' },
   { id: 'rwlock-uncontended', file: 'rwlock-uncontended', ops: 200000, what: 'readSync(); f(); releaseRead(), uncontended (native: one written by hand)' },
-  { id: 'ping-pong', file: 'ping-pong', ops: 10000, threads: true, what: 'main waitAsync ⇄ worker wait, per round trip' },
-  { id: 'worker-ping-pong', file: 'worker-ping-pong', ops: 25000, threads: true, what: 'worker wait ⇄ worker wait, per round trip' },
+  { id: 'ping-pong', file: 'ping-pong', ops: 10000, threads: true, valgrind: ['--fair-sched=yes'], v8: ['--no-memory-reducer'], what: 'main waitAsync ⇄ worker wait, per round trip' },
+  { id: 'worker-ping-pong', file: 'worker-ping-pong', ops: 25000, threads: true, valgrind: ['--fair-sched=yes'], v8: ['--no-memory-reducer'], what: 'worker wait ⇄ worker wait, per round trip' },
   { id: 'many-elements', file: 'many-elements', ops: 20000, what: '1,000 elements, one waiter each: notify + settle, per waiter' },
   // A worker notifies the main thread's K waiters, one element each (issue
   // 21's shape): per notify until settled, both threads.
@@ -169,6 +180,7 @@ function count(node, flags, c, impl, ops) {
     '--tool=callgrind',
     ...(c.threads ? ['--separate-threads=yes', `--callgrind-out-file=${prefix}`] : ['--callgrind-out-file=/dev/null']),
     '--dump-instr=no',
+    ...(c.valgrind || []),
     `--log-file=${log}`,
     node,
     ...flags,

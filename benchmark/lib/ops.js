@@ -81,4 +81,38 @@ function implName() {
   return name;
 }
 
-module.exports = { run, timed, addMeasured, intArg, check: h.check, load: h.load, echo: h.echo };
+/**
+ * The rare ways for a sync wait to end, each taken once before anything
+ * is optimized, in the cases whose threads wait in turn: a value that
+ * differs ("not-equal"), a timeout, and a timeout long enough to span the
+ * addon's 10 ms slices (its `wait` returns PENDING to JS between them). Their type feedback is then in
+ * place when TurboFan compiles `wait`; without it, the first of them in a
+ * run, at a point the clock decides, deoptimized and recompiled the
+ * waiting loop (ping-pong: ~15 million instructions, ~1,500 per round
+ * trip, in the N part or in the 0 part of one run).
+ */
+function rareWaitPaths(impl) {
+  const scratch = new Int32Array(new SharedArrayBuffer(4));
+  impl.wait(scratch, 0, 1);
+  impl.wait(scratch, 0, 0, 1);
+  impl.wait(scratch, 0, 0, 25);
+}
+
+/** The same for the main thread's waitAsync: "not-equal", a timeout. */
+async function rareWaitAsyncPaths(impl) {
+  const scratch = new Int32Array(new SharedArrayBuffer(4));
+  impl.waitAsync(scratch, 0, 1);
+  await impl.waitAsync(scratch, 0, 0, 1).value;
+}
+
+module.exports = {
+  run,
+  timed,
+  addMeasured,
+  intArg,
+  rareWaitPaths,
+  rareWaitAsyncPaths,
+  check: h.check,
+  load: h.load,
+  echo: h.echo,
+};
