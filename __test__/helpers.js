@@ -212,7 +212,8 @@ function primitiveWorker(uses, body, workerData, options) {
  * The process's resident memory in bytes, only its anonymous part where
  * Linux says (RssAnon in /proc/self/status): the heaps, not the pages of
  * node's own code that a new path pages in (megabytes at a time, when V8's
- * optimizing compiler first runs), which are nobody's leak.
+ * optimizing compiler first runs), which are nobody's leak. Also
+ * benchmark/memory-growth.js's measure.
  */
 function anonymousRss() {
   try {

@@ -30,6 +30,8 @@
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
+// The tests' measure of resident memory (only its anonymous part, on Linux).
+const { anonymousRss } = require('../__test__/helpers');
 
 const WARMUP = 1000;
 
@@ -112,7 +114,7 @@ async function measure(impl, k) {
       await new Promise((resolve) => setImmediate(resolve));
     }
     const memory = process.memoryUsage();
-    return Object.assign(memory, { rss: anonymousRss(memory.rss), v8: v8.getHeapStatistics().total_physical_size });
+    return Object.assign(memory, { rss: anonymousRss(), v8: v8.getHeapStatistics().total_physical_size });
   };
   const warm = new Int32Array(new SharedArrayBuffer(4 * WARMUP));
   for (let e = 0; e < WARMUP; e++) atomics.waitAsync(warm, e, 0);
@@ -130,15 +132,4 @@ async function measure(impl, k) {
   const after = await usage();
   const rss = (after.rss - before.rss) / k;
   return { rss, heap: (after.heapUsed - before.heapUsed) / k, other: rss - (after.v8 - before.v8) / k };
-}
-
-/** The process's anonymous resident memory in bytes (Linux), else `rss`. */
-function anonymousRss(rss) {
-  try {
-    const status = require('fs').readFileSync('/proc/self/status', 'utf8');
-    const match = /^RssAnon:\s+(\d+) kB/m.exec(status);
-    return match ? Number(match[1]) * 1024 : rss;
-  } catch (_) {
-    return rss;
-  }
 }
