@@ -49,8 +49,10 @@ const path = require('path');
 // of the round trips), and with it the count: ping-pong moved between
 // ~11,000 and ~23,000 for the addon. In turn (fair-sched) the partner
 // answers while the waiter waits, as on two cores, and the addon's three
-// runs agreed to 3.5 %. The memory reducer's wall-clock GCs cost ~2,900
-// per round trip in the runs they landed in.
+// runs agreed to 3.5 % (on a quiet machine: beside other work, one run's
+// main found the answer already there in 70 % of round trips; check each
+// run's paths). The memory reducer's wall-clock GCs cost ~2,900 per round
+// trip in the runs they landed in.
 const CASES = [
   { id: 'notify-idle', file: 'notify-idle', ops: 200000, what: 'notify, nobody waiting' },
   { id: 'wait-async-settle', file: 'wait-async-settle', ops: 10000, what: 'waitAsync pending → notify → await, per waiter' },
