@@ -616,8 +616,12 @@ pub fn may_wait_slot(key: usize) -> usize {
 pub const STUCK: u8 = crate::sync::MAY_WAIT_STUCK;
 
 /// A waiter of `count`'s slot is about to queue. A read-modify-write even
-/// when stuck (it writes back the same value): the notifier's reasoning
-/// (module docs) rests on every change being one.
+/// when stuck (it writes back the same value), so that every write of a
+/// count is one, as the module docs' argument puts it. (A stuck count
+/// left unwritten would do as well: a waiter's load of it still reads
+/// from a read-modify-write after the notifier's, in the release sequence
+/// that one heads; and a notifier that reads STUCK takes the lock anyway.
+/// A cold review's mutant that skipped the write passed every model.)
 fn count_in(count: &AtomicU8) {
   let _ = count.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |c| {
     Some(if c == STUCK { c } else { c + 1 })

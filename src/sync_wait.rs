@@ -164,8 +164,9 @@ impl WokenMark {
   /// A sync wait ended "ok" on `key`: marked unconfirmed until JS says
   /// so. Then whether its caller may see that "ok" now: not if
   /// `can_run_js()` says the thread is stopping (a worker whose
-  /// `terminate()` was called), whose teardown will find the mark. Asked
-  /// after the mark is set, so that no teardown can come between.
+  /// `terminate()` was called), whose teardown will find the mark. (The
+  /// order of the two does not matter: the teardown runs on this thread,
+  /// after JS, so it cannot come between them.)
   pub fn woken(&mut self, key: usize, can_run_js: impl FnOnce() -> bool) -> bool {
     self.key = Some(key);
     if let Some(word) = &self.word {
