@@ -18,9 +18,8 @@
 // is thrown, with every path tried (its `tried`, and in its message).
 
 var fs = require('fs');
-var path = require('path');
+var platform = require('./lib/platform');
 
-var FILE = 'atomics-waitasync.node';
 var BUILD_COMMAND = 'npx atomics-waitasync-build';
 // Where tests and diagnostics can read which file was loaded.
 var LOADED_FROM = Symbol.for('atomics-waitasync.binaryPath');
@@ -28,63 +27,29 @@ var LOADED_FROM = Symbol.for('atomics-waitasync.binaryPath');
 // another copy, loaded first, has a waiter core of another ABI.
 var ABI_MISMATCH = 'ERR_ATOMICS_WAITASYNC_ABI_MISMATCH';
 
-/** Reads the first `bytes` of a file as latin1, or '' when it cannot be read. */
-function head(file, bytes) {
+/** Up to `bytes` of a file from `position` (default 0) as a Buffer, or null when it cannot be read. */
+function readFile(file, bytes, position) {
   var fd;
   try {
     fd = fs.openSync(file, 'r');
     var buffer = Buffer.alloc(bytes);
-    var read = fs.readSync(fd, buffer, 0, bytes, 0);
-    return buffer.toString('latin1', 0, read);
+    var read = fs.readSync(fd, buffer, 0, bytes, position || 0);
+    return buffer.slice(0, read);
   } catch (error) {
-    return '';
+    return null;
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
   }
 }
 
-/**
- * 'gnu' or 'musl' on Linux, null elsewhere, without spawning a process:
- * what ldd is (glibc's is a shell script naming the GNU C Library, musl's is
- * the musl loader itself), then Node's own report header, then whether a musl
- * loader exists. Assumes glibc when nothing tells.
- */
-function detectLibc() {
-  if (process.platform !== 'linux') return null;
-  var ldd = head('/usr/bin/ldd', 65536);
-  if (ldd.indexOf('musl') !== -1) return 'musl';
-  if (ldd.indexOf('GNU C Library') !== -1 || ldd.indexOf('GLIBC') !== -1) return 'gnu';
+/** Node's diagnostic report, or null (Bun, Deno, a policy that forbids it). */
+function report() {
   try {
-    var report = process.report && typeof process.report.getReport === 'function' ? process.report.getReport() : null;
-    if (report && typeof report === 'string') report = JSON.parse(report); // Node 12 returns JSON text
-    if (report && report.header && report.header.glibcVersionRuntime) return 'gnu';
-    var shared = report && Array.isArray(report.sharedObjects) ? report.sharedObjects : [];
-    for (var i = 0; i < shared.length; i++) if (/musl/.test(shared[i])) return 'musl';
+    var r = process.report && typeof process.report.getReport === 'function' ? process.report.getReport() : null;
+    return r && typeof r === 'string' ? JSON.parse(r) : r; // Node 12 returns JSON text
   } catch (error) {
-    // No usable report (Bun, Deno, a policy that forbids it): go on.
+    return null;
   }
-  try {
-    var lib = fs.readdirSync('/lib');
-    for (var j = 0; j < lib.length; j++) if (/^ld-musl-/.test(lib[j])) return 'musl';
-  } catch (error) {
-    // No /lib: go on.
-  }
-  return 'gnu';
-}
-
-/** `linux-x64-gnu`, `darwin-arm64`, `win32-x64`: the prebuilds/ folder name for this process. */
-function platformTag(libc) {
-  return process.platform + '-' + process.arch + (libc ? '-' + libc : '');
-}
-
-/** The candidates, in order: [{ path, why }]. `why` says what the path is. */
-function candidates(env, libc) {
-  var override = env.ATOMICS_WAITASYNC_BINARY;
-  if (override) return [{ path: path.resolve(override), why: 'ATOMICS_WAITASYNC_BINARY' }];
-  return [
-    { path: path.join(__dirname, FILE), why: 'local source build' },
-    { path: path.join(__dirname, 'prebuilds', platformTag(libc), FILE), why: 'prebuilt binary' },
-  ];
 }
 
 /** The first line of a load error, which is where the dynamic loader says why. */
@@ -102,16 +67,24 @@ function triedLines(tried) {
   return lines;
 }
 
-function noBinaryError(libc, tried, last) {
+function noBinaryError(libc, tag, tried, last) {
   var where = process.platform + '-' + process.arch + (libc ? ' (' + (libc === 'gnu' ? 'glibc' : libc) + ')' : '');
   var lines = [
     'atomics-waitasync: no native addon loads on ' + where + '.',
   ].concat(triedLines(tried));
-  lines.push(
-    'Prebuilt binaries ship for linux-x64-gnu and linux-arm64-gnu (glibc 2.17 or later). ' +
-      'On any other platform build it from source, once, in the project that depends on the package ' +
-      '(needs Rust and cargo: https://rustup.rs):'
-  );
+  if (!Object.prototype.hasOwnProperty.call(platform.SHIPPED, tag)) {
+    lines.push(
+      'The package ships no binary for ' + tag + ' (it ships ' + Object.keys(platform.SHIPPED).join(', ') + '). ' +
+        'Build one from source, once, in the project that depends on the package ' +
+        '(needs Rust and cargo: https://rustup.rs):'
+    );
+  } else {
+    lines.push(
+      'The binary for ' + tag + ' needs ' + platform.SHIPPED[tag] + ' or later. If the prebuilt binary is missing or ' +
+        'cannot load here, build one from source, once, in the project that depends on the package ' +
+        '(needs Rust and cargo: https://rustup.rs):'
+    );
+  }
   lines.push('  ' + BUILD_COMMAND);
   var error = new Error(lines.join('\n'));
   error.code = 'ERR_ATOMICS_WAITASYNC_NO_BINARY';
@@ -124,11 +97,12 @@ function noBinaryError(libc, tried, last) {
 }
 
 function load() {
-  var libc = detectLibc();
+  var libc = platform.detectLibc(process.platform, readFile, report);
+  var tag = platform.platformTag(process.platform, process.arch, libc);
   var tried = [];
   var last = null;
   var mismatch = null;
-  var list = candidates(process.env, libc);
+  var list = platform.candidates(__dirname, process.env, tag);
   for (var i = 0; i < list.length; i++) {
     var candidate = list[i];
     if (!fs.existsSync(candidate.path)) {
@@ -150,7 +124,7 @@ function load() {
     }
   }
   if (mismatch) throw mismatchError(mismatch, tried);
-  throw noBinaryError(libc, tried, last);
+  throw noBinaryError(libc, tag, tried, last);
 }
 
 /** The first ABI mismatch, with every path tried (its `tried`, and in its message). */

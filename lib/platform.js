@@ -1,0 +1,122 @@
+'use strict';
+// Which binary fits this process: its platform tag, the libc it runs on,
+// and the files binding.js tries, in order. Pure except for the file reads
+// `detectLibc` makes, so that __test__/loading/platform.spec.js can drive it
+// through every platform without being on it. Keeps to what Node 12.22
+// parses (no `node:` prefix, no `?.`, no `??`) and spawns no process.
+
+var path = require('path');
+
+var FILE = 'atomics-waitasync.node';
+
+/**
+ * The prebuilds/ folders the package ships, one per (platform, arch, libc)
+ * that Node reports, with the oldest system each binary loads on.
+ * scripts/prebuild.js builds each, scripts/check-prebuilds.js checks each,
+ * and the README's Platforms table says how each was proven.
+ */
+var SHIPPED = {
+  'linux-x64-gnu': 'glibc 2.17',
+  'linux-arm64-gnu': 'glibc 2.17',
+  'linux-x64-musl': 'musl 1.2',
+  'linux-arm64-musl': 'musl 1.2',
+  'win32-x64': 'Windows 10',
+  'win32-arm64': 'Windows 10',
+  'darwin-x64': 'macOS 10.15',
+  'darwin-arm64': 'macOS 11',
+};
+
+/**
+ * The program interpreter an ELF executable names (PT_INTERP), or null.
+ * `bytes` is the file's start, which holds the program headers; the name
+ * itself may lie further on (patchelf moves it to the end of the file), where
+ * `readAt(offset, size)` reads it, when given.
+ */
+function elfInterpreter(bytes, readAt) {
+  if (!bytes || bytes.length < 64 || bytes.readUInt32BE(0) !== 0x7f454c46) return null;
+  var is64 = bytes[4] === 2;
+  var little = bytes[5] === 1;
+  function u16(at) {
+    return little ? bytes.readUInt16LE(at) : bytes.readUInt16BE(at);
+  }
+  function u32(at) {
+    return little ? bytes.readUInt32LE(at) : bytes.readUInt32BE(at);
+  }
+  // Offsets past 4 GiB cannot be in the bytes read anyway.
+  function word(at) {
+    return is64 ? u32(little ? at : at + 4) : u32(at);
+  }
+  var phoff = word(is64 ? 32 : 28);
+  var phentsize = u16(is64 ? 54 : 42);
+  var phnum = u16(is64 ? 56 : 44);
+  for (var i = 0; i < phnum; i++) {
+    var at = phoff + i * phentsize;
+    if (at + phentsize > bytes.length) return null;
+    if (u32(at) !== 3) continue; // PT_INTERP
+    var offset = word(at + (is64 ? 8 : 4));
+    var size = word(at + (is64 ? 32 : 16));
+    if (size > 4096) return null;
+    var text = offset + size <= bytes.length ? bytes.slice(offset, offset + size) : readAt ? readAt(offset, size) : null;
+    return text && text.length === size ? text.toString('latin1').replace(/\0+$/, '') : null;
+  }
+  return null;
+}
+
+/**
+ * 'gnu' or 'musl' on Linux, null elsewhere. `read(file, bytes, position)`
+ * returns up to `bytes` of the file from `position` (default 0) as a Buffer,
+ * or null when it cannot be read; `report()`
+ * returns process.report's report, or null.
+ *
+ * First the loader this very process was started with (the executable's
+ * PT_INTERP: /lib/ld-musl-x86_64.so.1 or /lib64/ld-linux-x86-64.so.2), which
+ * is right even where the system's libc is another (a musl Node on a glibc
+ * host, or the reverse); then what the system's ldd is; then Node's report;
+ * then whether a musl loader exists. Assumes glibc when nothing tells.
+ */
+function detectLibc(platform, read, report) {
+  if (platform !== 'linux') return null;
+  var interpreter = elfInterpreter(read('/proc/self/exe', 4096), function (offset, size) {
+    return read('/proc/self/exe', size, offset);
+  });
+  if (interpreter && /musl/.test(interpreter)) return 'musl';
+  if (interpreter && /ld-linux/.test(interpreter)) return 'gnu';
+  var ldd = read('/usr/bin/ldd', 65536);
+  var text = ldd ? ldd.toString('latin1') : '';
+  if (text.indexOf('musl') !== -1) return 'musl';
+  if (text.indexOf('GNU C Library') !== -1 || text.indexOf('GLIBC') !== -1) return 'gnu';
+  var r = report();
+  if (r && r.header && r.header.glibcVersionRuntime) return 'gnu';
+  var shared = r && Array.isArray(r.sharedObjects) ? r.sharedObjects : [];
+  for (var i = 0; i < shared.length; i++) if (/(^|\/)(ld-musl-|libc\.musl-)[^/]*$/.test(shared[i])) return 'musl';
+  return 'gnu';
+}
+
+/** `linux-x64-gnu`, `darwin-arm64`, `win32-x64`: the prebuilds/ folder name. */
+function platformTag(platform, arch, libc) {
+  return platform + '-' + arch + (libc ? '-' + libc : '');
+}
+
+/**
+ * The files to try, in order, as [{ path, why }]: the explicit
+ * ATOMICS_WAITASYNC_BINARY alone when it is set; else a local source build
+ * in the package folder `dir`, then the prebuilt binary for this tag. A tag
+ * the package does not ship is still tried (a folder a user put there).
+ */
+function candidates(dir, env, tag) {
+  var override = env.ATOMICS_WAITASYNC_BINARY;
+  if (override) return [{ path: path.resolve(override), why: 'ATOMICS_WAITASYNC_BINARY' }];
+  return [
+    { path: path.join(dir, FILE), why: 'local source build' },
+    { path: path.join(dir, 'prebuilds', tag, FILE), why: 'prebuilt binary' },
+  ];
+}
+
+module.exports = {
+  FILE: FILE,
+  SHIPPED: SHIPPED,
+  elfInterpreter: elfInterpreter,
+  detectLibc: detectLibc,
+  platformTag: platformTag,
+  candidates: candidates,
+};
