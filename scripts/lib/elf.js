@@ -1,8 +1,11 @@
 'use strict';
 // A small ELF reader, pure Node, for checking prebuilt addons: which machine a
 // binary is for, which glibc symbol versions it needs (the GNU version-needs
-// section, SHT_GNU_verneed), and what its dynamic symbol table imports and
-// exports. Parses on Node 12 (no `?.`, `??` or `node:` specifiers).
+// section, SHT_GNU_verneed), which libraries it needs (DT_NEEDED), its
+// program interpreter and stack flags (program headers), and what its dynamic
+// symbol table imports and exports. Names come with their file offsets, so a
+// test can patch exactly the bytes a check reads (check-prebuilds.js
+// --self-test). Parses on Node 12 (no `?.`, `??` or `node:` specifiers).
 //
 //   const elf = require('./elf');
 //   const info = elf.readElf('prebuilds/linux-x64-gnu/atomics-waitasync.node');
@@ -24,6 +27,10 @@ const SHT_GNU_VERSYM = 0x6fffffff;
 
 const DT_NEEDED = 1;
 const DT_SONAME = 14;
+
+const PT_INTERP = 3;
+const PT_GNU_STACK = 0x6474e551;
+const PF_X = 1;
 
 const MACHINES = {
   3: 'x86',
@@ -112,11 +119,16 @@ function compareVersions(a, b) {
  * Returns {
  *   class: 32 | 64, endian: 'little' | 'big', type: 'DYN' | ..., machine, machineNumber,
  *   sections: [{ name, type, offset, size, link, info, entsize }],
+ *   programHeaders: [{ type, flags, flagsOffset, offset, filesz }] (flagsOffset: where p_flags is in the file),
+ *   interp: '/lib64/ld-linux-x86-64.so.2' | null (PT_INTERP: set in executables, not in libraries),
+ *   executableStack: true | false | null (PT_GNU_STACK has PF_X; null: no PT_GNU_STACK),
  *   needed: ['libc.so.6', ...], soname,
- *   versionNeeds: [{ file, versions: [{ name, index, flags, hash }] }],
+ *   libraries: [{ name, offset }] (DT_NEEDED, with the file offset of each name),
+ *   versionNeeds: [{ file, versions: [{ name, nameOffset, index, flags, hash }] }],
  *   versionDefs: [{ index, flags, names }],
  *   dynamicSymbols: [{ name, type, bind, visibility, defined, value, size, version, hidden }],
  *   exports: [names of defined GLOBAL/WEAK/UNIQUE symbols with default or protected visibility],
+ *   exportSymbols: [{ name, nameEnd }] (the same, nameEnd: file offset just past the name's last byte),
  *   imports: [names of undefined non-local symbols],
  *   glibc: ['2.2.5', '2.3', ...] (GLIBC_x.y from version needs, numeric only, ascending),
  *   maxGlibc: '2.17' | null,
@@ -142,11 +154,43 @@ function parseElf(buf, name) {
   const W = is64 ? 8 : 4;
   const eType = r.u16(16);
   const eMachine = r.u16(18);
+  const ePhoff = r.word(24 + W);
   const eShoff = r.word(24 + 2 * W);
   const after = 24 + 3 * W + 4; // past e_flags
+  const ePhentsize = r.u16(after + 2);
+  const ePhnum = r.u16(after + 4);
   const eShentsize = r.u16(after + 6);
   let eShnum = r.u16(after + 8);
   let eShstrndx = r.u16(after + 10);
+
+  // Program headers: Elf64_Phdr { p_type u32, p_flags u32, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align }
+  // (words), Elf32_Phdr { p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_flags, p_align } (all u32).
+  const programHeaders = [];
+  if (ePhoff !== 0 && ePhnum !== 0) {
+    if (ePhentsize < (is64 ? 56 : 32)) throw fail('ERR_ELF_TRUNCATED', what + ': bad program header size ' + ePhentsize);
+    r.check(ePhoff, ePhnum * ePhentsize);
+    for (let i = 0; i < ePhnum; i++) {
+      const o = ePhoff + i * ePhentsize;
+      programHeaders.push({
+        type: r.u32(o),
+        flagsOffset: is64 ? o + 4 : o + 24,
+        flags: is64 ? r.u32(o + 4) : r.u32(o + 24),
+        offset: is64 ? r.u64(o + 8) : r.u32(o + 4),
+        filesz: is64 ? r.u64(o + 32) : r.u32(o + 16),
+      });
+    }
+  }
+  let interp = null;
+  let executableStack = null;
+  for (let i = 0; i < programHeaders.length; i++) {
+    const ph = programHeaders[i];
+    if (ph.type === PT_INTERP) {
+      r.check(ph.offset, ph.filesz);
+      interp = cString(buf, ph.offset);
+    } else if (ph.type === PT_GNU_STACK) {
+      executableStack = (ph.flags & PF_X) !== 0;
+    }
+  }
 
   const sections = [];
   if (eShoff !== 0) {
@@ -177,12 +221,17 @@ function parseElf(buf, name) {
     }
   }
 
-  function stringAt(tableIndex, offset) {
+  /** The file offset of string `offset` in string table section `tableIndex`. */
+  function stringOffset(tableIndex, offset) {
     const t = sections[tableIndex];
     if (!t) throw fail('ERR_ELF_TRUNCATED', what + ': string table ' + tableIndex + ' does not exist');
     if (offset >= t.size) throw fail('ERR_ELF_TRUNCATED', what + ': string offset ' + offset + ' past its table');
     r.check(t.offset, t.size);
-    return cString(buf, t.offset + offset);
+    return t.offset + offset;
+  }
+
+  function stringAt(tableIndex, offset) {
+    return cString(buf, stringOffset(tableIndex, offset));
   }
 
   function firstOfType(type) {
@@ -203,8 +252,10 @@ function parseElf(buf, name) {
       const entry = { file: stringAt(verneed.link, r.u32(o + 4)), versions: [] };
       let a = o + r.u32(o + 8);
       for (let k = 0; k < cnt; k++) {
+        const nameOffset = stringOffset(verneed.link, r.u32(a + 8));
         const v = {
-          name: stringAt(verneed.link, r.u32(a + 8)),
+          name: cString(buf, nameOffset),
+          nameOffset: nameOffset,
           index: r.u16(a + 6) & 0x7fff,
           flags: r.u16(a + 4),
           hash: r.u32(a),
@@ -251,6 +302,7 @@ function parseElf(buf, name) {
   // Elf32_Sym: st_name u32, st_value u32, st_size u32, st_info u8, st_other u8, st_shndx u16.
   const dynamicSymbols = [];
   const exportsList = [];
+  const exportSymbols = [];
   const imports = [];
   const dynsym = firstOfType(SHT_DYNSYM);
   if (dynsym) {
@@ -268,8 +320,9 @@ function parseElf(buf, name) {
       const symSize = is64 ? r.u64(o + 16) : r.u32(o + 8);
       const bindNum = info >> 4;
       const typeNum = info & 0xf;
+      const nameOffset = nameOff ? stringOffset(dynsym.link, nameOff) : null;
       const sym = {
-        name: nameOff ? stringAt(dynsym.link, nameOff) : '',
+        name: nameOffset === null ? '' : cString(buf, nameOffset),
         type: SYM_TYPES[typeNum] || typeNum,
         bind: SYM_BINDS[bindNum] || bindNum,
         visibility: SYM_VISIBILITY[other & 3],
@@ -289,12 +342,15 @@ function parseElf(buf, name) {
       dynamicSymbols.push(sym);
       if (i === 0 || !sym.name || bindNum === 0) continue;
       if (!sym.defined) imports.push(sym.name);
-      else if (sym.visibility === 'DEFAULT' || sym.visibility === 'PROTECTED') exportsList.push(sym.name);
+      else if (sym.visibility === 'DEFAULT' || sym.visibility === 'PROTECTED') {
+        exportsList.push(sym.name);
+        exportSymbols.push({ name: sym.name, nameEnd: nameOffset + sym.name.length });
+      }
     }
   }
 
   // DT_NEEDED and DT_SONAME from the dynamic section (d_tag, d_val: two words each).
-  const needed = [];
+  const libraries = [];
   let soname = null;
   const dynamic = firstOfType(SHT_DYNAMIC);
   if (dynamic) {
@@ -302,7 +358,10 @@ function parseElf(buf, name) {
     for (let o = dynamic.offset; o + size <= dynamic.offset + dynamic.size; o += size) {
       const tag = r.word(o);
       if (tag === 0) break;
-      if (tag === DT_NEEDED) needed.push(stringAt(dynamic.link, r.word(o + W)));
+      if (tag === DT_NEEDED) {
+        const offset = stringOffset(dynamic.link, r.word(o + W));
+        libraries.push({ name: cString(buf, offset), offset: offset });
+      }
       else if (tag === DT_SONAME) soname = stringAt(dynamic.link, r.word(o + W));
     }
   }
@@ -324,12 +383,19 @@ function parseElf(buf, name) {
     machine: MACHINES[eMachine] || eMachine,
     machineNumber: eMachine,
     sections: sections,
-    needed: needed,
+    programHeaders: programHeaders,
+    interp: interp,
+    executableStack: executableStack,
+    needed: libraries.map(function (l) {
+      return l.name;
+    }),
+    libraries: libraries,
     soname: soname,
     versionNeeds: versionNeeds,
     versionDefs: versionDefs,
     dynamicSymbols: dynamicSymbols,
     exports: exportsList,
+    exportSymbols: exportSymbols,
     imports: imports,
     glibc: glibc,
     maxGlibc: glibc.length ? glibc[glibc.length - 1] : null,
