@@ -2,10 +2,11 @@
 'use strict';
 // "Installs anywhere", proved on this machine from the packed tarball:
 //
-//   pack        node scripts/prebuild.js (linux-x64-gnu, linux-arm64-gnu, glibc 2.17),
+//   pack        node scripts/prebuild.js (every folder of lib/platform.js SHIPPED),
 //               node scripts/check-prebuilds.js, npm pack; the tarball's file list
-//               (what must and must not ship) and every .node in it (scripts/lib/elf.js:
-//               machine per folder, glibc symbols <= 2.17)
+//               (what must and must not ship) and every .node in it (check-prebuilds:
+//               format, CPU, exports, imports, minimum OS, signature), and its
+//               --self-test (each check fails on a binary broken its way)
 //   installs    fresh projects, each with its own package.json, installed with no
 //               cargo/rustc on PATH: npm, pnpm 12, Yarn 4 (node-modules and PnP), Bun;
 //               each runs __test__/install/smoke.js (worker wait/notify, AsyncLock,
@@ -16,12 +17,19 @@
 //   arm64       an npm-installed copy under qemu-user (qemu-aarch64 -L
 //               /usr/aarch64-linux-gnu) with linux-arm64 Node 20 and 24: smoke and
 //               compat, loading prebuilds/linux-arm64-gnu
+//   win32       an npm-installed copy run by Node 20 and 22 for Windows under Wine 8.0
+//               (scripts/lib/install-win32.js, scripts/lib/wine.js): smoke and compat,
+//               loading prebuilds/win32-x64
+//   musl        an npm-installed copy run by musl Node 22 and 24 (PyPI wheels) on
+//               Debian 13's musl 1.2.5 loader, and arm64 musl Node 24 under qemu-user
+//               (scripts/lib/install-musl.js, scripts/lib/musl.js): each proved a musl
+//               process first, then smoke and compat, loading prebuilds/linux-*-musl
 //   build       `npx atomics-waitasync-build` in a fresh npm-installed copy with cargo:
 //               only atomics-waitasync.node is added, no target/, its temp folder is
 //               gone, and the smoke program then loads that local build
 //   runners     scripts/test-runners.js (ava, mocha --parallel), when it exists
 //
-// Everything it needs (package managers, runtimes, qemu) it installs itself into the
+// Everything it needs (package managers, runtimes, qemu, Wine, musl) it installs itself into the
 // cache (scripts/lib/cache.js) or with apt-get, and reuses.
 //
 //   node scripts/test-install.js                     everything
@@ -51,8 +59,8 @@ const BINARY = 'atomics-waitasync.node';
 // Pinned: a cached tool is the one the test was written against.
 const NODE_RUNTIMES = ['node12', 'node14', 'node16', 'node18', 'node20', 'node22', 'node24'];
 const ARM64_RUNTIMES = ['node20-arm64', 'node24-arm64'];
-const PREBUILDS = { 'linux-x64-gnu': /^(x86[-_]?64|x64|amd64|EM_X86_64|62)$/i, 'linux-arm64-gnu': /^(aarch64|arm64|EM_AARCH64|183)$/i };
-const MAX_GLIBC = '2.17';
+// Every folder the package ships (lib/platform.js), each checked in the tarball by scripts/check-prebuilds.js.
+const PREBUILDS = Object.keys(require('../lib/platform').SHIPPED);
 const QEMU = { binary: 'qemu-aarch64', sysroot: '/usr/aarch64-linux-gnu', packages: ['qemu-user', 'libc6-arm64-cross', 'libstdc++6-arm64-cross'] };
 // The arguments before the arm64 program. LD_LIBRARY_PATH keeps the guest on the
 // sysroot's libc: without it, ld.so (from the sysroot) follows the host's
@@ -63,7 +71,7 @@ const QEMU_ARGS = ['-L', QEMU.sysroot, '-E', `LD_LIBRARY_PATH=${QEMU.sysroot}/li
 // What the tarball must hold, and what it must not.
 const REQUIRED = ['LICENSE', 'CHANGELOG.md', 'README.md', 'package.json', 'binding.js', 'index.js', 'polyfill.js',
   'Cargo.toml', 'Cargo.lock', 'build.rs', 'scripts/build.js', 'scripts/build-from-source.js',
-  ...Object.keys(PREBUILDS).map((p) => `prebuilds/${p}/${BINARY}`)];
+  ...PREBUILDS.map((p) => `prebuilds/${p}/${BINARY}`)];
 const REQUIRED_DIRS = ['lib/', 'src/'];
 const FORBIDDEN_DIRS = ['__test__/', 'benchmark/', 'target/', 'tests/', '.ci/', 'node_modules/', '.github/'];
 const FORBIDDEN = [BINARY];
@@ -185,15 +193,6 @@ function pathWithoutRust(work) {
 
 const seconds = (ms) => (ms / 1000).toFixed(1);
 
-function versionAtMost(version, max) {
-  const a = String(version).split('.').map(Number);
-  const b = max.split('.').map(Number);
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if ((a[i] || 0) !== (b[i] || 0)) return (a[i] || 0) < (b[i] || 0);
-  }
-  return true;
-}
-
 /** Every file under `dir`, relative, with its size: { 'a/b.js': 123 }. */
 function snapshot(dir) {
   const out = {};
@@ -248,7 +247,7 @@ function makeProject(work, name, extra) {
  * Checks the smoke program's output: every check ok, and the binary it
  * loaded is `expected(dir)`'s file inside `project` (realpath), never a build.
  */
-function assertSmoke(output, project, { local = false, arch = 'x64' } = {}) {
+function assertSmoke(output, project, { local = false, tag = 'linux-x64-gnu' } = {}) {
   const lines = output.split('\n');
   const binaryLine = lines.find((l) => l.startsWith('binary '));
   if (!lines.includes('smoke: ok')) throw new Error(`smoke did not print "smoke: ok"\n${output}`);
@@ -258,7 +257,7 @@ function assertSmoke(output, project, { local = false, arch = 'x64' } = {}) {
   if (!binaryLine) throw new Error(`smoke printed no "binary" line\n${output}`);
   const binary = binaryLine.slice('binary '.length);
   const real = fs.realpathSync(project);
-  const suffix = local ? `/${PACKAGE}/${BINARY}` : `/${PACKAGE}/prebuilds/linux-${arch}-gnu/${BINARY}`;
+  const suffix = local ? `/${PACKAGE}/${BINARY}` : `/${PACKAGE}/prebuilds/${tag}/${BINARY}`;
   if (!binary.startsWith(`${real}/`) || !binary.endsWith(suffix) || !binary.includes('node_modules')) {
     throw new Error(`loaded ${binary}; expected …node_modules…${suffix} inside ${real}\n${output}`);
   }
@@ -358,33 +357,35 @@ function plan(options) {
   });
 
   add({
-    name: 'pack: prebuilt binaries (elf)',
+    name: 'pack: prebuilt binaries',
     groups: ['pack'],
     deps: ['pack: file list'],
     cpu: 0,
     async run() {
-      const { readElf } = require('./lib/elf');
+      // The binaries as a user gets them: from the tarball, every shipped folder and no other.
       const dir = path.join(S.extracted, 'package', 'prebuilds');
-      const notes = [];
+      const folders = fs.readdirSync(dir).sort();
       const problems = [];
-      const folders = fs.readdirSync(dir);
-      for (const folder of folders) {
-        const files = fs.readdirSync(path.join(dir, folder));
-        for (const file of files.filter((f) => f.endsWith('.node'))) {
-          const elf = await readElf(path.join(dir, folder, file));
-          const want = PREBUILDS[folder];
-          const glibc = elf.maxGlibc == null ? 'none' : String(elf.maxGlibc);
-          if (!want) problems.push(`unexpected folder prebuilds/${folder}`);
-          else if (!want.test(String(elf.machine))) problems.push(`prebuilds/${folder}/${file}: machine ${elf.machine}`);
-          if (elf.maxGlibc != null && !versionAtMost(elf.maxGlibc, MAX_GLIBC)) {
-            problems.push(`prebuilds/${folder}/${file}: needs GLIBC_${elf.maxGlibc} > ${MAX_GLIBC}`);
-          }
-          notes.push(`${folder} ${elf.machine} glibc<=${glibc}`);
-        }
-      }
-      for (const folder of Object.keys(PREBUILDS)) if (!folders.includes(folder)) problems.push(`no prebuilds/${folder}`);
+      for (const folder of PREBUILDS) if (!folders.includes(folder)) problems.push(`no prebuilds/${folder}`);
+      for (const folder of folders) if (!PREBUILDS.includes(folder)) problems.push(`unexpected folder prebuilds/${folder}`);
+      const out = await exec(process.execPath, [path.join(__dirname, 'check-prebuilds.js'), dir]);
+      if (out.status !== 0) problems.push(out.output);
       if (problems.length) throw new Error(problems.join('\n'));
-      return notes.join(', ');
+      return out.output.trim().split('\n').slice(-1)[0];
+    },
+  });
+  add({
+    name: 'pack: check-prebuilds self-test',
+    groups: ['pack'],
+    deps: ['pack: file list'],
+    cpu: 0,
+    async run() {
+      // Each check fails on a binary broken in the way it looks for.
+      const dir = path.join(S.extracted, 'package', 'prebuilds');
+      const out = await exec(process.execPath, [path.join(__dirname, 'check-prebuilds.js'), '--self-test', dir]);
+      const last = out.output.trim().split('\n').slice(-1)[0];
+      if (out.status !== 0 || !/ 0 failed/.test(last)) throw new Error(out.output);
+      return last;
     },
   });
 
@@ -566,6 +567,12 @@ function plan(options) {
     }
   }
 
+  // --- win32-x64 under Wine (scripts/lib/install-win32.js) -----------------
+  require('./lib/install-win32')({ add, S, packed, ensureRuntime, npmInstall, copyCompat, makeProject, assertSmoke, PACKAGE, BINARY });
+
+  // --- musl Node, as on Alpine (scripts/lib/install-musl.js) ----------------
+  require('./lib/install-musl')({ add, S, packed, ensureRuntime, npmInstall, copyCompat, makeProject, assertSmoke, exec, cleanEnv, which, QEMU });
+
   // --- arm64 under qemu-user ----------------------------------------------
   add({
     name: 'setup: qemu-user',
@@ -649,7 +656,7 @@ function plan(options) {
         const res = await exec(QEMU.binary, qemuArgs(['smoke.js']), { cwd: S.arm64Dir, env, timeout: 600000 });
         if (res.status !== 0) throw new Error(`exit ${res.signal || res.status}\n${res.output}`);
         if (!/linux-arm64/.test(res.output)) throw new Error(`not an arm64 process?\n${res.output}`);
-        return assertSmoke(res.output, S.arm64Dir, { arch: 'arm64' });
+        return assertSmoke(res.output, S.arm64Dir, { tag: 'linux-arm64-gnu' });
       },
     });
     for (const mode of ['ponyfill', 'polyfill']) {
