@@ -15,7 +15,7 @@
 const path = require('path');
 const { makeContext } = require('./context');
 
-const FILES = ['load', 'install', 'cross-thread-wake', 'keep-alive-exit', 'terminate-in-wait', 'robust-lock', 'latch', 'semaphore', 'barrier', 'rwlock'];
+const FILES = ['load', 'install', 'cross-thread-wake', 'two-copies', 'keep-alive-exit', 'terminate-in-wait', 'robust-lock', 'latch', 'semaphore', 'barrier', 'rwlock'];
 
 // Catches a hang (a lost wake-up would otherwise hang the run forever); not
 // a performance limit.

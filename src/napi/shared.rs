@@ -24,13 +24,16 @@
 //! first exporter a copy finds was loaded before it and stays first; and it
 //! stays loaded, since whoever chooses it pins it (`RTLD_NODELETE`): a copy
 //! that owns the core must not be unloaded with the env (a worker) that
-//! loaded it while others run its code. Two copies initialising at once in
+//! loaded it while others run its code. On Windows the same walk runs over
+//! the process's modules (`K32EnumProcessModules`, in load order: the
+//! loader's in-load-order list), `GetProcAddress` finds the export, and
+//! `GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_PIN)` pins. Two copies initialising at once in
 //! two threads find the same first exporter; the owner's core is made once
 //! (a `Lazy`) by whichever asks first.
 //!
 //! Copies from before this scheme export nothing and are not found: they
-//! keep a registry of their own. Off Linux (no `dl_iterate_phdr` walk here)
-//! each copy keeps its own core, as before.
+//! keep a registry of their own. On macOS and the other platforms (no walk
+//! here yet) each copy keeps its own core, as before.
 
 use std::ffi::{c_char, CStr};
 
@@ -111,10 +114,16 @@ pub fn chosen() -> Result<&'static Core, &'static str> {
   }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 fn choose() -> Result<&'static Core, String> {
   Ok(&*OWN_CORE)
 }
+
+/// The walk over the loaded objects, for this platform.
+#[cfg(target_os = "linux")]
+use linux as loader;
+#[cfg(windows)]
+use windows as loader;
 
 /// An address inside this copy, to tell it among the loaded objects. Not
 /// the address of `atomics_waitasync_core_v1`: that is exported, so this
@@ -122,13 +131,13 @@ fn choose() -> Result<&'static Core, String> {
 /// `RTLD_GLOBAL` its definition comes first in the global scope and is
 /// what the GOT holds: this copy would take that copy for itself. A
 /// private static is reached PC-relative, always this copy's own.
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 static SELF: u8 = 0;
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 fn choose() -> Result<&'static Core, String> {
   let own = (&raw const SELF) as usize;
-  for object in linux::loaded_objects() {
+  for object in loader::loaded_objects() {
     // Held open until the choice is pinned: the object cannot be unloaded
     // in between. `None`: it was unloaded since the walk.
     let Some(opened) = object.open() else {
@@ -155,7 +164,7 @@ fn choose() -> Result<&'static Core, String> {
       // that copy stays loaded, which is for good (pinned above).
       return Ok(unsafe { (*exported).core });
     }
-    let own_path = linux::loaded_objects()
+    let own_path = loader::loaded_objects()
       .into_iter()
       .find(|o| o.contains(own))
       .map_or_else(|| "(this copy)".into(), |o| o.path());
@@ -168,6 +177,7 @@ fn choose() -> Result<&'static Core, String> {
 }
 
 /// The message of [`ABI_MISMATCH`].
+#[cfg(any(target_os = "linux", windows))]
 fn mismatch((owner, owner_abi): (&str, &str), (own, own_abi): (&str, &str)) -> String {
   format!(
     "atomics-waitasync: two copies of the package are loaded in this process, and their waiter \
@@ -338,6 +348,198 @@ mod linux {
       // SAFETY: the handle `open` got, closed once. A pinned object stays
       // loaded regardless.
       unsafe { dlclose(self.handle) };
+    }
+  }
+}
+
+#[cfg(windows)]
+mod windows {
+  //! The process's modules, from `K32EnumProcessModules` (kernel32 since
+  //! Windows 7), with the same interface as the Linux walk. A module's
+  //! handle is its base address; `K32GetModuleInformation` gives its size.
+
+  use std::ffi::{c_char, c_void};
+  use std::mem::size_of;
+  use std::ptr::null_mut;
+
+  use super::Exported;
+
+  type Hmodule = *mut c_void;
+  type Handle = *mut c_void;
+  type Bool = i32;
+
+  /// MODULEINFO.
+  #[repr(C)]
+  struct ModuleInfo {
+    base: *mut c_void,
+    size: u32,
+    entry: *mut c_void,
+  }
+
+  const GET_MODULE_HANDLE_EX_FLAG_PIN: u32 = 0x1;
+  const GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS: u32 = 0x4;
+
+  #[link(name = "kernel32")]
+  extern "system" {
+    fn GetCurrentProcess() -> Handle;
+    fn K32EnumProcessModules(
+      process: Handle,
+      modules: *mut Hmodule,
+      bytes: u32,
+      needed: *mut u32,
+    ) -> Bool;
+    fn K32GetModuleInformation(
+      process: Handle,
+      module: Hmodule,
+      info: *mut ModuleInfo,
+      bytes: u32,
+    ) -> Bool;
+    fn GetModuleFileNameW(module: Hmodule, name: *mut u16, size: u32) -> u32;
+    fn GetModuleHandleExW(flags: u32, name: *const u16, module: *mut Hmodule) -> Bool;
+    fn GetProcAddress(module: Hmodule, name: *const c_char) -> *mut c_void;
+    fn FreeLibrary(module: Hmodule) -> Bool;
+    fn GetLastError() -> u32;
+  }
+
+  /// A loaded module: where it is mapped.
+  pub struct Object {
+    base: usize,
+    size: usize,
+  }
+
+  /// Every loaded module, in load order (the executable first). A module
+  /// unloaded between the two calls is left out.
+  pub fn loaded_objects() -> Vec<Object> {
+    // SAFETY: a pseudo-handle for this process, nothing to close.
+    let process = unsafe { GetCurrentProcess() };
+    let mut modules: Vec<Hmodule> = vec![null_mut(); 256];
+    loop {
+      let mut needed = 0u32;
+      let bytes = u32::try_from(modules.len() * size_of::<Hmodule>()).unwrap_or(u32::MAX);
+      // SAFETY: `modules` has room for `bytes` bytes of handles, and
+      // `needed` is a valid out-parameter.
+      let ok =
+        unsafe { K32EnumProcessModules(process, modules.as_mut_ptr(), bytes, &raw mut needed) };
+      if ok == 0 {
+        return Vec::new();
+      }
+      let count = needed as usize / size_of::<Hmodule>();
+      if count <= modules.len() {
+        modules.truncate(count);
+        break;
+      }
+      // More modules than room (some loaded meanwhile): again, larger.
+      modules.resize(count + 16, null_mut());
+    }
+    modules
+      .into_iter()
+      .filter_map(|module| {
+        let mut info = ModuleInfo {
+          base: null_mut(),
+          size: 0,
+          entry: null_mut(),
+        };
+        let bytes = size_of::<ModuleInfo>() as u32;
+        // SAFETY: `info` is a valid MODULEINFO out-parameter of that size;
+        // a handle of a module unloaded since only makes the call fail.
+        let ok = unsafe { K32GetModuleInformation(process, module, &raw mut info, bytes) };
+        (ok != 0).then(|| Object {
+          base: info.base as usize,
+          size: info.size as usize,
+        })
+      })
+      .collect()
+  }
+
+  impl Object {
+    pub fn path(&self) -> String {
+      let mut name = vec![0u16; 32768];
+      // SAFETY: `name` has room for that many UTF-16 units; a module
+      // unloaded since makes the call return 0.
+      let length = unsafe { GetModuleFileNameW(self.base as Hmodule, name.as_mut_ptr(), 32768) };
+      String::from_utf16_lossy(&name[..length as usize])
+    }
+
+    /// Whether `address` is inside this module's image.
+    pub fn contains(&self, address: usize) -> bool {
+      (self.base..self.base.wrapping_add(self.size)).contains(&address)
+    }
+
+    /// A handle on the module mapped at this one's base, if any is still
+    /// there: it counts as a reference, so the module stays loaded while
+    /// the handle lives.
+    pub fn open(&self) -> Option<Opened<'_>> {
+      let mut module: Hmodule = null_mut();
+      // SAFETY: FROM_ADDRESS takes the name as an address inside a module
+      // and only looks it up; `module` is a valid out-parameter. The
+      // reference it adds is released when `Opened` is dropped.
+      let ok = unsafe {
+        GetModuleHandleExW(
+          GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS,
+          self.base as *const u16,
+          &raw mut module,
+        )
+      };
+      (ok != 0 && module as usize == self.base).then_some(Opened {
+        object: self,
+        module,
+      })
+    }
+  }
+
+  /// A loaded module, held loaded by a reference until dropped.
+  pub struct Opened<'a> {
+    object: &'a Object,
+    module: Hmodule,
+  }
+
+  impl Opened<'_> {
+    /// The core this module exports, if it is a copy of this package (its
+    /// own export of `atomics_waitasync_core_v1`, not a forwarder to
+    /// another module); `None` otherwise.
+    pub fn core(&self) -> Option<*const Exported> {
+      // SAFETY: a referenced module and a NUL-terminated name.
+      let symbol = unsafe { GetProcAddress(self.module, c"atomics_waitasync_core_v1".as_ptr()) };
+      if symbol.is_null() || !self.object.contains(symbol as usize) {
+        return None;
+      }
+      // SAFETY: the symbol is this module's own export of that name, which
+      // every copy of the package defines with this signature.
+      let export: extern "C" fn() -> *const Exported = unsafe { std::mem::transmute(symbol) };
+      Some(export())
+    }
+
+    /// Keeps this module loaded until the process ends
+    /// (`GET_MODULE_HANDLE_EX_FLAG_PIN`), as the Linux walk's
+    /// `RTLD_NODELETE` does. Called while this handle still holds it.
+    pub fn pin(&self) -> Result<(), String> {
+      let mut pinned: Hmodule = null_mut();
+      // SAFETY: as in `open`, with PIN: the module is never unloaded.
+      let ok = unsafe {
+        GetModuleHandleExW(
+          GET_MODULE_HANDLE_EX_FLAG_PIN | GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS,
+          self.object.base as *const u16,
+          &raw mut pinned,
+        )
+      };
+      if ok != 0 {
+        return Ok(());
+      }
+      // SAFETY: no arguments; this thread's last error.
+      let error = unsafe { GetLastError() };
+      Err(format!(
+        "atomics-waitasync: could not keep {} loaded for good (GetModuleHandleExW PIN: error \
+         {error}); its waiter core cannot be shared safely, so this copy does not load.",
+        self.object.path()
+      ))
+    }
+  }
+
+  impl Drop for Opened<'_> {
+    fn drop(&mut self) {
+      // SAFETY: releases the reference `open` added, once. A pinned module
+      // stays loaded regardless.
+      unsafe { FreeLibrary(self.module) };
     }
   }
 }

@@ -1,0 +1,108 @@
+'use strict';
+// Two copies of the package in one process (two versions in node_modules, a
+// bundled copy), each loading its own copy of the binary: they must share one
+// waiter core, or a wait through one copy is never woken by a notify through
+// the other. Here on every runtime and platform the compat subset runs on;
+// __test__/loading/two-copies.spec.js has the Linux cases in depth.
+
+const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const LOADED_FROM = Symbol.for('atomics-waitasync.binaryPath');
+
+/** A second copy of the package at ctx.root (its JS and a copy of the binary it loaded), in a temp folder. */
+function secondCopy(ctx) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'awa-second-copy-'));
+  for (const file of ['index.js', 'binding.js', 'package.json']) fs.copyFileSync(path.join(ctx.root, file), path.join(dir, file));
+  fs.mkdirSync(path.join(dir, 'lib'));
+  for (const file of fs.readdirSync(path.join(ctx.root, 'lib'))) {
+    fs.copyFileSync(path.join(ctx.root, 'lib', file), path.join(dir, 'lib', file));
+  }
+  // A copy, not a link: a loader dedupes the same file.
+  const first = require(path.join(ctx.root, 'binding.js'))[LOADED_FROM];
+  fs.copyFileSync(first, path.join(dir, 'atomics-waitasync.node'));
+  return dir;
+}
+
+/** Makes the copied binary in `dir` another version as far as its core's ABI marker says. */
+function patchVersion(dir, version) {
+  const file = path.join(dir, 'atomics-waitasync.node');
+  const bytes = fs.readFileSync(file);
+  const start = bytes.indexOf(Buffer.from('atomics-waitasync core ABI'));
+  assert.notStrictEqual(start, -1, 'the binary carries its ABI marker');
+  const field = Buffer.from(`; version ${version};`);
+  const at = bytes.indexOf(field, start);
+  assert.ok(at !== -1 && at - start < 200, 'the marker names the version');
+  const last = at + field.length - 2;
+  bytes[last] = bytes[last] === 0x39 ? 0x38 : 0x39; // the last digit: 9, or 8
+  fs.writeFileSync(file, bytes);
+}
+
+/** Removes a copy's folder; Windows keeps a loaded DLL's file, which then stays in the OS temp folder. */
+function remove(dir) {
+  try {
+    if (fs.rmSync) fs.rmSync(dir, { recursive: true, force: true });
+    else fs.rmdirSync(dir, { recursive: true }); // Node 12
+  } catch (error) {
+    // EBUSY / EPERM on Windows
+  }
+}
+
+module.exports = [
+  {
+    name: 'two copies of the package share one waiter core: each wakes the waiters of the other',
+    async run(ctx) {
+      const dir = secondCopy(ctx);
+      const other = require(dir);
+      const first = require(path.join(ctx.root, 'binding.js'))[LOADED_FROM];
+      const second = require(path.join(dir, 'binding.js'))[LOADED_FROM];
+      assert.notStrictEqual(second, first, 'the second copy loaded its own binary');
+      assert.strictEqual(path.dirname(second), fs.realpathSync(dir));
+
+      const ta = new Int32Array(new SharedArrayBuffer(16));
+      const viaFirst = ctx.api.waitAsync(ta, 0, 0);
+      assert.strictEqual(viaFirst.async, true);
+      assert.strictEqual(other.waitersForTesting(ta, 0).registry, 1, 'the other copy sees the waiter');
+      assert.strictEqual(other.notify(ta, 0), 1);
+      assert.strictEqual(await viaFirst.value, 'ok');
+
+      const viaSecond = other.waitAsync(ta, 1, 0);
+      assert.strictEqual(ctx.api.notify(ta, 1), 1);
+      assert.strictEqual(await viaSecond.value, 'ok');
+
+      // A worker's blocking wait through the first copy, woken through the second.
+      const w = ctx.startWorker(ta.buffer);
+      const blocked = w.call({ op: 'wait', index: 2, value: 0 });
+      await ctx.until(() => other.waitersForTesting(ta, 2).registry === 1);
+      assert.strictEqual(other.notify(ta, 2), 1);
+      assert.strictEqual(await blocked, 'ok');
+      remove(dir);
+    },
+  },
+  {
+    name: 'a copy whose core has another ABI refuses to load, naming both copies; the first goes on',
+    async run(ctx) {
+      const dir = secondCopy(ctx);
+      patchVersion(dir, require(path.join(ctx.root, 'package.json')).version);
+      let error = null;
+      try {
+        require(dir);
+      } catch (e) {
+        error = e;
+      }
+      assert.ok(error, 'the second copy loaded');
+      assert.strictEqual(error.code, 'ERR_ATOMICS_WAITASYNC_ABI_MISMATCH', error.message);
+      const first = require(path.join(ctx.root, 'binding.js'))[LOADED_FROM];
+      for (const part of [path.basename(dir), path.basename(path.dirname(first)), 'dedupe']) {
+        assert.ok(error.message.includes(part), `the message names ${part}: ${error.message}`);
+      }
+      const ta = new Int32Array(new SharedArrayBuffer(16));
+      const r = ctx.api.waitAsync(ta, 0, 0);
+      assert.strictEqual(ctx.api.notify(ta, 0), 1);
+      assert.strictEqual(await r.value, 'ok');
+      remove(dir);
+    },
+  },
+];
