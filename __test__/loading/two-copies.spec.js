@@ -11,6 +11,7 @@
 // process.
 
 const assert = require('assert');
+const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -117,6 +118,21 @@ describe('two copies of the package in one process', function () {
     assert.strictEqual(report.wokenByA, 1, "A's notify wakes B's waiter");
     assert.strictEqual(report.second, 'ok');
     assert.deepStrictEqual(report.end, [empty, empty]);
+  });
+
+  it('an object the walk cannot look up again (unloaded since it was listed) is passed over, not a crash', async function () {
+    // dlopen(RTLD_NOLOAD) answers NULL for libm here, through an LD_PRELOAD
+    // interposer built with this machine's C compiler.
+    const cc = ['cc', 'gcc', 'clang'].find((c) => spawnSync(c, ['--version']).status === 0);
+    if (!cc) this.skip(); // no C compiler to build the interposer with
+    const library = path.join(dir, 'dlopen-noload-fails.so');
+    const built = spawnSync(cc, ['-shared', '-fPIC', '-o', library, fixture('dlopen-noload-fails.c'), '-ldl'], { encoding: 'utf8' });
+    assert.strictEqual(built.status, 0, built.stderr);
+    const [a, b, binaryA, binaryB] = twoCopies();
+    env = { ...env, LD_PRELOAD: library, AWA_NOLOAD_FAILS: 'libm.so' };
+    const report = await run('sameThread', a, b);
+    assert.deepStrictEqual(report.binaries, [binaryA, binaryB], 'two binaries were loaded');
+    assert.deepStrictEqual([report.wokenByB, report.first, report.wokenByA, report.second], [1, 'ok', 1, 'ok']);
   });
 
   it('a copy loaded RTLD_GLOBAL first still owns the core: a later copy uses it, both ways', async () => {

@@ -126,28 +126,59 @@ use linux as loader;
 use windows as loader;
 
 /// An address inside this copy, to tell it among the loaded objects. Not
-/// the address of `atomics_waitasync_core_v1`: that is exported, so this
-/// copy reaches it through the GOT, and when an earlier copy was loaded
-/// `RTLD_GLOBAL` its definition comes first in the global scope and is
-/// what the GOT holds: this copy would take that copy for itself. A
+/// the address of `atomics_waitasync_core_v1`: on Linux that is exported,
+/// so this copy reaches it through the GOT, and when an earlier copy was
+/// loaded `RTLD_GLOBAL` its definition comes first in the global scope and
+/// is what the GOT holds: this copy would take that copy for itself. A
 /// private static is reached PC-relative, always this copy's own.
 #[cfg(any(target_os = "linux", windows))]
 static SELF: u8 = 0;
 
 #[cfg(any(target_os = "linux", windows))]
 fn choose() -> Result<&'static Core, String> {
+  // A walk that did not list this copy (the module list changed under a
+  // Windows walk) proves nothing about the copies before it: walk again
+  // rather than take a core of its own.
+  for _ in 0..WALKS {
+    if let Some(chosen) = walk()? {
+      return Ok(chosen);
+    }
+  }
+  Err(format!(
+    "atomics-waitasync: this copy of the package did not find itself among the process's \
+     loaded objects in {WALKS} walks, so it cannot tell whether another copy owns the waiters; \
+     it does not load."
+  ))
+}
+
+/// How many times [`choose`] walks the loaded objects before it gives up.
+#[cfg(any(target_os = "linux", windows))]
+const WALKS: usize = 5;
+
+/// One walk of the loaded objects, in load order, up to the first copy of
+/// the package: this copy's core or the one it shares; `None` when the
+/// walk did not reach this copy.
+#[cfg(any(target_os = "linux", windows))]
+fn walk() -> Result<Option<&'static Core>, String> {
   let own = (&raw const SELF) as usize;
   for object in loader::loaded_objects() {
+    if object.contains(own) {
+      // The first copy loaded: this one. Pin it, others may run its code.
+      // It cannot be unloaded while its code runs, so it opens.
+      let opened = object.open().ok_or_else(|| {
+        format!(
+          "atomics-waitasync: {} could not look itself up",
+          object.path()
+        )
+      })?;
+      opened.pin()?;
+      return Ok(Some(&*OWN_CORE));
+    }
     // Held open until the choice is pinned: the object cannot be unloaded
     // in between. `None`: it was unloaded since the walk.
     let Some(opened) = object.open() else {
       continue;
     };
-    if object.contains(own) {
-      // The first copy loaded: this one. Pin it, others may run its code.
-      opened.pin()?;
-      return Ok(&*OWN_CORE);
-    }
     let Some(exported) = opened.core() else {
       continue;
     };
@@ -162,7 +193,7 @@ fn choose() -> Result<&'static Core, String> {
       // SAFETY: the markers match: the same source built the same way, so
       // `Exported` has this layout there, and its core lives for as long as
       // that copy stays loaded, which is for good (pinned above).
-      return Ok(unsafe { (*exported).core });
+      return Ok(Some(unsafe { (*exported).core }));
     }
     let own_path = loader::loaded_objects()
       .into_iter()
@@ -173,7 +204,7 @@ fn choose() -> Result<&'static Core, String> {
       (&own_path, ABI.trim_end_matches('\0')),
     ));
   }
-  Ok(&*OWN_CORE)
+  Ok(None)
 }
 
 /// The message of [`ABI_MISMATCH`].
@@ -278,7 +309,12 @@ mod linux {
       // SAFETY: RTLD_NOLOAD only looks the object up, loading nothing; the
       // handle is closed when `Opened` is dropped.
       let handle = unsafe { dlopen(self.name.as_ptr(), RTLD_LAZY | RTLD_NOLOAD) };
-      (!handle.is_null()).then_some(Opened {
+      // Not `then_some`: it would build the `Opened`, whose drop then
+      // dlclose()s the null handle (a crash in glibc).
+      if handle.is_null() {
+        return None;
+      }
+      Some(Opened {
         object: self,
         handle,
       })
@@ -303,7 +339,8 @@ mod linux {
       }
       // SAFETY: the symbol is this object's own export of that name, which
       // every copy of the package defines with this signature.
-      let export: extern "C" fn() -> *const Exported = unsafe { std::mem::transmute(symbol) };
+      let export =
+        unsafe { std::mem::transmute::<*mut c_void, extern "C" fn() -> *const Exported>(symbol) };
       Some(export())
     }
 
@@ -356,7 +393,14 @@ mod linux {
 mod windows {
   //! The process's modules, from `K32EnumProcessModules` (kernel32 since
   //! Windows 7), with the same interface as the Linux walk. A module's
-  //! handle is its base address; `K32GetModuleInformation` gives its size.
+  //! handle is its base address; whether an address lies inside a module
+  //! is asked of the loader (`GetModuleHandleExW` with FROM_ADDRESS), so a
+  //! walk reads the module list once.
+  //!
+  //! The order: `K32EnumProcessModules` copies the loader's in-load-order
+  //! list, which the loader appends to, so a copy loaded earlier comes
+  //! first. Microsoft documents no order; this is how the function has
+  //! always behaved (and Wine's too), and what the walk assumes.
 
   use std::ffi::{c_char, c_void};
   use std::mem::size_of;
@@ -368,16 +412,12 @@ mod windows {
   type Handle = *mut c_void;
   type Bool = i32;
 
-  /// MODULEINFO.
-  #[repr(C)]
-  struct ModuleInfo {
-    base: *mut c_void,
-    size: u32,
-    entry: *mut c_void,
-  }
-
   const GET_MODULE_HANDLE_EX_FLAG_PIN: u32 = 0x1;
+  const GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT: u32 = 0x2;
   const GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS: u32 = 0x4;
+  /// How often a listing that failed (the list changed during the call,
+  /// as Microsoft warns it may) is tried again.
+  const LISTINGS: usize = 8;
 
   #[link(name = "kernel32")]
   extern "system" {
@@ -388,12 +428,6 @@ mod windows {
       bytes: u32,
       needed: *mut u32,
     ) -> Bool;
-    fn K32GetModuleInformation(
-      process: Handle,
-      module: Hmodule,
-      info: *mut ModuleInfo,
-      bytes: u32,
-    ) -> Bool;
     fn GetModuleFileNameW(module: Hmodule, name: *mut u16, size: u32) -> u32;
     fn GetModuleHandleExW(flags: u32, name: *const u16, module: *mut Hmodule) -> Bool;
     fn GetProcAddress(module: Hmodule, name: *const c_char) -> *mut c_void;
@@ -401,19 +435,39 @@ mod windows {
     fn GetLastError() -> u32;
   }
 
-  /// A loaded module: where it is mapped.
-  pub struct Object {
-    base: usize,
-    size: usize,
+  /// The module containing `address`, by the loader's own account, adding
+  /// a reference to it when `flags` do not say UNCHANGED_REFCOUNT; null
+  /// when no module contains it.
+  fn module_at(address: usize, flags: u32) -> Hmodule {
+    let mut module: Hmodule = null_mut();
+    // SAFETY: FROM_ADDRESS takes the name argument as an address to look
+    // up, never read through; `module` is a valid out-parameter.
+    let ok = unsafe {
+      GetModuleHandleExW(
+        GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | flags,
+        address as *const u16,
+        &raw mut module,
+      )
+    };
+    if ok == 0 {
+      null_mut()
+    } else {
+      module
+    }
   }
 
-  /// Every loaded module, in load order (the executable first). A module
-  /// unloaded between the two calls is left out.
+  /// A loaded module, by its handle (its base address).
+  pub struct Object {
+    module: Hmodule,
+  }
+
+  /// Every loaded module, in load order (the executable first); empty if
+  /// the list could not be read.
   pub fn loaded_objects() -> Vec<Object> {
     // SAFETY: a pseudo-handle for this process, nothing to close.
     let process = unsafe { GetCurrentProcess() };
     let mut modules: Vec<Hmodule> = vec![null_mut(); 256];
-    loop {
+    for _ in 0..LISTINGS {
       let mut needed = 0u32;
       let bytes = u32::try_from(modules.len() * size_of::<Hmodule>()).unwrap_or(u32::MAX);
       // SAFETY: `modules` has room for `bytes` bytes of handles, and
@@ -421,34 +475,20 @@ mod windows {
       let ok =
         unsafe { K32EnumProcessModules(process, modules.as_mut_ptr(), bytes, &raw mut needed) };
       if ok == 0 {
-        return Vec::new();
+        continue;
       }
       let count = needed as usize / size_of::<Hmodule>();
       if count <= modules.len() {
         modules.truncate(count);
-        break;
+        return modules
+          .into_iter()
+          .map(|module| Object { module })
+          .collect();
       }
       // More modules than room (some loaded meanwhile): again, larger.
       modules.resize(count + 16, null_mut());
     }
-    modules
-      .into_iter()
-      .filter_map(|module| {
-        let mut info = ModuleInfo {
-          base: null_mut(),
-          size: 0,
-          entry: null_mut(),
-        };
-        let bytes = size_of::<ModuleInfo>() as u32;
-        // SAFETY: `info` is a valid MODULEINFO out-parameter of that size;
-        // a handle of a module unloaded since only makes the call fail.
-        let ok = unsafe { K32GetModuleInformation(process, module, &raw mut info, bytes) };
-        (ok != 0).then(|| Object {
-          base: info.base as usize,
-          size: info.size as usize,
-        })
-      })
-      .collect()
+    Vec::new()
   }
 
   impl Object {
@@ -456,34 +496,32 @@ mod windows {
       let mut name = vec![0u16; 32768];
       // SAFETY: `name` has room for that many UTF-16 units; a module
       // unloaded since makes the call return 0.
-      let length = unsafe { GetModuleFileNameW(self.base as Hmodule, name.as_mut_ptr(), 32768) };
+      let length = unsafe { GetModuleFileNameW(self.module, name.as_mut_ptr(), 32768) };
+      if length == 0 {
+        return format!("(the module at {:p})", self.module);
+      }
       String::from_utf16_lossy(&name[..length as usize])
     }
 
-    /// Whether `address` is inside this module's image.
+    /// Whether `address` is inside this module.
     pub fn contains(&self, address: usize) -> bool {
-      (self.base..self.base.wrapping_add(self.size)).contains(&address)
+      module_at(address, GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT) == self.module
     }
 
-    /// A handle on the module mapped at this one's base, if any is still
-    /// there: it counts as a reference, so the module stays loaded while
-    /// the handle lives.
+    /// A reference to this module, if it is still loaded: it stays loaded
+    /// while the `Opened` lives.
     pub fn open(&self) -> Option<Opened<'_>> {
-      let mut module: Hmodule = null_mut();
-      // SAFETY: FROM_ADDRESS takes the name as an address inside a module
-      // and only looks it up; `module` is a valid out-parameter. The
-      // reference it adds is released when `Opened` is dropped.
-      let ok = unsafe {
-        GetModuleHandleExW(
-          GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS,
-          self.base as *const u16,
-          &raw mut module,
-        )
-      };
-      (ok != 0 && module as usize == self.base).then_some(Opened {
+      let module = module_at(self.module as usize, 0);
+      if module.is_null() {
+        return None;
+      }
+      let opened = Opened {
         object: self,
         module,
-      })
+      };
+      // Another module now at that base (this one was unloaded since the
+      // listing): `opened`'s drop gives its reference back.
+      (module == self.module).then_some(opened)
     }
   }
 
@@ -505,7 +543,8 @@ mod windows {
       }
       // SAFETY: the symbol is this module's own export of that name, which
       // every copy of the package defines with this signature.
-      let export: extern "C" fn() -> *const Exported = unsafe { std::mem::transmute(symbol) };
+      let export =
+        unsafe { std::mem::transmute::<*mut c_void, extern "C" fn() -> *const Exported>(symbol) };
       Some(export())
     }
 
@@ -513,16 +552,7 @@ mod windows {
     /// (`GET_MODULE_HANDLE_EX_FLAG_PIN`), as the Linux walk's
     /// `RTLD_NODELETE` does. Called while this handle still holds it.
     pub fn pin(&self) -> Result<(), String> {
-      let mut pinned: Hmodule = null_mut();
-      // SAFETY: as in `open`, with PIN: the module is never unloaded.
-      let ok = unsafe {
-        GetModuleHandleExW(
-          GET_MODULE_HANDLE_EX_FLAG_PIN | GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS,
-          self.object.base as *const u16,
-          &raw mut pinned,
-        )
-      };
-      if ok != 0 {
+      if module_at(self.module as usize, GET_MODULE_HANDLE_EX_FLAG_PIN) == self.module {
         return Ok(());
       }
       // SAFETY: no arguments; this thread's last error.
@@ -537,8 +567,8 @@ mod windows {
 
   impl Drop for Opened<'_> {
     fn drop(&mut self) {
-      // SAFETY: releases the reference `open` added, once. A pinned module
-      // stays loaded regardless.
+      // SAFETY: gives back the one reference `open` took on this module,
+      // once. A pinned module stays loaded regardless.
       unsafe { FreeLibrary(self.module) };
     }
   }
