@@ -136,52 +136,55 @@ static SELF: u8 = 0;
 
 #[cfg(any(target_os = "linux", windows))]
 fn choose() -> Result<&'static Core, String> {
-  // A walk that did not list this copy (the module list changed under a
-  // Windows walk) proves nothing about the copies before it: walk again
-  // rather than take a core of its own.
-  for _ in 0..WALKS {
+  for attempt in 0..WALKS {
     if let Some(chosen) = walk()? {
       return Ok(chosen);
     }
+    if cfg!(target_os = "linux") {
+      // dl_iterate_phdr lists every object but the main program: a copy
+      // it does not list is linked into that, which was loaded first.
+      return Ok(&*OWN_CORE);
+    }
+    // A Windows listing without this copy (the module list changed under
+    // it, which Microsoft warns of) proves nothing about the copies before
+    // it: walk again, after the loading settles a little.
+    std::thread::sleep(std::time::Duration::from_millis(1 << attempt));
   }
   Err(format!(
     "atomics-waitasync: this copy of the package did not find itself among the process's \
-     loaded objects in {WALKS} walks, so it cannot tell whether another copy owns the waiters; \
+     loaded modules in {WALKS} walks, so it cannot tell whether another copy owns the waiters; \
      it does not load."
   ))
 }
 
-/// How many times [`choose`] walks the loaded objects before it gives up.
+/// How many times [`choose`] walks the loaded objects before it gives up
+/// (Windows; the pauses between walks add up to a quarter of a second).
 #[cfg(any(target_os = "linux", windows))]
-const WALKS: usize = 5;
+const WALKS: u32 = 8;
 
-/// One walk of the loaded objects, in load order, up to the first copy of
-/// the package: this copy's core or the one it shares; `None` when the
-/// walk did not reach this copy.
+/// One walk of the loaded objects, in load order: the core of the first
+/// copy of the package loaded before this one that can share it, else this
+/// copy's own; `None` when the listing does not hold this copy.
 #[cfg(any(target_os = "linux", windows))]
 fn walk() -> Result<Option<&'static Core>, String> {
   let own = (&raw const SELF) as usize;
-  for object in loader::loaded_objects() {
-    if object.contains(own) {
-      // The first copy loaded: this one. Pin it, others may run its code.
-      // It cannot be unloaded while its code runs, so it opens.
-      let opened = object.open().ok_or_else(|| {
-        format!(
-          "atomics-waitasync: {} could not look itself up",
-          object.path()
-        )
-      })?;
-      opened.pin()?;
-      return Ok(Some(&*OWN_CORE));
-    }
+  let objects = loader::loaded_objects();
+  // Only what was loaded before this copy can own the core.
+  let Some(at) = objects.iter().position(|o| o.contains(own)) else {
+    return Ok(None);
+  };
+  for object in &objects[..at] {
     // Held open until the choice is pinned: the object cannot be unloaded
-    // in between. `None`: it was unloaded since the walk.
+    // in between. `None`: it was unloaded since the listing.
     let Some(opened) = object.open() else {
       continue;
     };
     let Some(exported) = opened.core() else {
       continue;
     };
+    if exported.is_null() {
+      continue;
+    }
     // SAFETY: `core()` found the symbol inside this object, which is a copy
     // of this package: what it returns starts with a pointer to a
     // NUL-terminated marker, in every version.
@@ -195,16 +198,22 @@ fn walk() -> Result<Option<&'static Core>, String> {
       // that copy stays loaded, which is for good (pinned above).
       return Ok(Some(unsafe { (*exported).core }));
     }
-    let own_path = loader::loaded_objects()
-      .into_iter()
-      .find(|o| o.contains(own))
-      .map_or_else(|| "(this copy)".into(), |o| o.path());
     return Err(mismatch(
       (&object.path(), &abi.to_string_lossy()),
-      (&own_path, ABI.trim_end_matches('\0')),
+      (&objects[at].path(), ABI.trim_end_matches('\0')),
     ));
   }
-  Ok(None)
+  // The first copy loaded: this one. Pin it, others may run its code. Its
+  // code is running, so it is loaded and opens.
+  let own_object = &objects[at];
+  let opened = own_object.open().ok_or_else(|| {
+    format!(
+      "atomics-waitasync: {} could not look itself up in the loader; it does not load.",
+      own_object.path()
+    )
+  })?;
+  opened.pin()?;
+  Ok(Some(&*OWN_CORE))
 }
 
 /// The message of [`ABI_MISMATCH`].
@@ -435,9 +444,10 @@ mod windows {
     fn GetLastError() -> u32;
   }
 
-  /// The module containing `address`, by the loader's own account, adding
-  /// a reference to it when `flags` do not say UNCHANGED_REFCOUNT; null
-  /// when no module contains it.
+  /// The module containing `address`, by the loader's own account; null
+  /// when no module contains it. With `flags` 0 it takes a reference to
+  /// the module (given back by `FreeLibrary`), with UNCHANGED_REFCOUNT none,
+  /// with PIN it keeps the module loaded until the process ends.
   fn module_at(address: usize, flags: u32) -> Hmodule {
     let mut module: Hmodule = null_mut();
     // SAFETY: FROM_ADDRESS takes the name argument as an address to look
