@@ -56,6 +56,27 @@ function rehashPages(buf) {
   }
 }
 
+/**
+ * The export cases of a format whose export names sit in the file as plain
+ * strings (ELF's .dynstr, PE's export directory): the entry point renamed
+ * `..._v2`, and the shared core's export renamed `..._v9`, an export beyond
+ * the allowed ones.
+ */
+function exportCases(exportSymbols, where, symbols, add) {
+  const entry = find(exportSymbols, symbols.entry);
+  if (entry) {
+    add('entry point renamed ' + where, new RegExp('^does not export ' + symbols.entry), function (buf) {
+      renameLast(buf, entry.nameEnd, '2');
+    });
+  }
+  const core = find(exportSymbols, symbols.sharedCore);
+  if (core) {
+    add('an export beyond the allowed ones', /^exports \d+ symbols? besides /, function (buf) {
+      renameLast(buf, core.nameEnd, '9');
+    });
+  }
+}
+
 function elfCases(original, target, symbols, add) {
   const info = elf.parseElf(original, 'original');
   const little = info.endian === 'little';
@@ -64,18 +85,7 @@ function elfCases(original, target, symbols, add) {
     if (little) buf.writeUInt16LE(other, 18);
     else buf.writeUInt16BE(other, 18);
   });
-  const entry = find(info.exportSymbols, symbols.entry);
-  if (entry) {
-    add('entry point renamed in .dynstr', new RegExp('^does not export ' + symbols.entry), function (buf) {
-      renameLast(buf, entry.nameEnd, '2');
-    });
-  }
-  const core = find(info.exportSymbols, symbols.sharedCore);
-  if (core) {
-    add('an export beyond the allowed ones', /^exports \d+ symbols? besides /, function (buf) {
-      renameLast(buf, core.nameEnd, '9');
-    });
-  }
+  exportCases(info.exportSymbols, 'in .dynstr', symbols, add);
   const library = info.libraries[0];
   if (library) {
     const name = library.name.length >= 'libnode.so'.length ? 'libnode.so' : 'libnode';
@@ -223,18 +233,7 @@ function peCases(original, target, symbols, add) {
   add('newer Windows (MajorOperatingSystemVersion ' + info.majorOperatingSystemVersion + ' -> 11)', /^OS version 11\./, function (buf) {
     buf.writeUInt16LE(WINDOWS_11, info.fields.majorOperatingSystemVersion);
   });
-  const entry = find(info.exportSymbols, symbols.entry);
-  if (entry) {
-    add('entry point renamed in the export directory', new RegExp('^does not export ' + symbols.entry), function (buf) {
-      renameLast(buf, entry.nameEnd, '2');
-    });
-  }
-  const core = find(info.exportSymbols, symbols.sharedCore);
-  if (core) {
-    add('an export beyond the allowed ones', /^exports \d+ symbols? besides /, function (buf) {
-      renameLast(buf, core.nameEnd, '9');
-    });
-  }
+  exportCases(info.exportSymbols, 'in the export directory', symbols, add);
   const library = info.libraries[0];
   if (library && library.name.length >= 'node.exe'.length) {
     add('extra import (' + library.name + ' -> node.exe)', /^links node\.exe.*, not a system library/, function (buf) {
