@@ -42,6 +42,15 @@ function readFile(file, bytes, position) {
   }
 }
 
+/** The names in a folder, or null when it cannot be read. */
+function listDir(dir) {
+  try {
+    return fs.readdirSync(dir);
+  } catch (error) {
+    return null;
+  }
+}
+
 /** Node's diagnostic report, or null (Bun, Deno, a policy that forbids it). */
 function report() {
   try {
@@ -97,7 +106,7 @@ function noBinaryError(libc, tag, tried, last) {
 }
 
 function load() {
-  var libc = platform.detectLibc(process.platform, readFile, report);
+  var libc = platform.detectLibc(process.platform, readFile, report, listDir);
   var tag = platform.platformTag(process.platform, process.arch, libc);
   var tried = [];
   var last = null;

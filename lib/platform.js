@@ -65,8 +65,8 @@ function elfInterpreter(bytes, readAt) {
 /**
  * 'gnu' or 'musl' on Linux, null elsewhere. `read(file, bytes, position)`
  * returns up to `bytes` of the file from `position` (default 0) as a Buffer,
- * or null when it cannot be read; `report()`
- * returns process.report's report, or null.
+ * or null when it cannot be read; `report()` returns process.report's
+ * report, or null; `list(dir)` the names in a folder, or null.
  *
  * First the loader this very process was started with (the executable's
  * PT_INTERP: /lib/ld-musl-x86_64.so.1 or /lib64/ld-linux-x86-64.so.2), which
@@ -74,7 +74,7 @@ function elfInterpreter(bytes, readAt) {
  * host, or the reverse); then what the system's ldd is; then Node's report;
  * then whether a musl loader exists. Assumes glibc when nothing tells.
  */
-function detectLibc(platform, read, report) {
+function detectLibc(platform, read, report, list) {
   if (platform !== 'linux') return null;
   var interpreter = elfInterpreter(read('/proc/self/exe', 4096), function (offset, size) {
     return read('/proc/self/exe', size, offset);
@@ -89,6 +89,8 @@ function detectLibc(platform, read, report) {
   if (r && r.header && r.header.glibcVersionRuntime) return 'gnu';
   var shared = r && Array.isArray(r.sharedObjects) ? r.sharedObjects : [];
   for (var i = 0; i < shared.length; i++) if (/(^|\/)(ld-musl-|libc\.musl-)[^/]*$/.test(shared[i])) return 'musl';
+  var names = list('/lib') || [];
+  for (var j = 0; j < names.length; j++) if (/^ld-musl-/.test(names[j])) return 'musl';
   return 'gnu';
 }
 

@@ -95,6 +95,7 @@ describe('platform: which binary fits the process (lib/platform.js)', function (
     const GLIBC_LDD = '#! /bin/bash\n# This file is part of the GNU C Library.\n';
     const MUSL_LDD = '\x7fELF...musl libc (x86_64)...';
     const noReport = () => null;
+    const noList = () => null;
     const rows = [
       // [what, platform, files, report, expected]
       ['a musl Node on a glibc host (the running loader wins)', 'linux', { '/proc/self/exe': MUSL_EXE, '/usr/bin/ldd': GLIBC_LDD }, noReport, 'musl'],
@@ -105,20 +106,22 @@ describe('platform: which binary fits the process (lib/platform.js)', function (
       ['nothing to read, a report with glibc', 'linux', {}, () => ({ header: { glibcVersionRuntime: '2.36' } }), 'gnu'],
       ['nothing to read, a report naming the musl loader', 'linux', {}, () => ({ header: {}, sharedObjects: ['/lib/ld-musl-aarch64.so.1'] }), 'musl'],
       ['nothing to read, a report whose paths only pass through a folder named musl', 'linux', {}, () => ({ header: {}, sharedObjects: ['/opt/musl/node', '/lib/x86_64-linux-gnu/libc.so.6'] }), 'gnu'],
-      ['nothing tells', 'linux', {}, noReport, 'gnu'],
+      ['nothing to read, no report, a musl loader in /lib', 'linux', {}, noReport, 'musl', () => ['libc.so', 'ld-musl-aarch64.so.1']],
+      ['nothing tells', 'linux', {}, noReport, 'gnu', () => ['ld-linux-x86-64.so.2']],
       ['macOS', 'darwin', { '/proc/self/exe': MUSL_EXE }, noReport, null],
       ['Windows', 'win32', {}, noReport, null],
     ];
-    for (const [what, os, files, report, expected] of rows) {
+    for (const [what, os, files, report, expected, list = noList] of rows) {
       it(`${what}: ${expected}`, function () {
-        assert.strictEqual(platform.detectLibc(os, reader(files), report), expected);
+        assert.strictEqual(platform.detectLibc(os, reader(files), report, list), expected);
       });
     }
 
     it('asks for no report when a file already told', function () {
       const report = () => assert.fail('report() called');
-      assert.strictEqual(platform.detectLibc('linux', reader({ '/proc/self/exe': MUSL_EXE }), report), 'musl');
-      assert.strictEqual(platform.detectLibc('linux', reader({ '/usr/bin/ldd': GLIBC_LDD }), report), 'gnu');
+      const list = () => assert.fail('list() called');
+      assert.strictEqual(platform.detectLibc('linux', reader({ '/proc/self/exe': MUSL_EXE }), report, list), 'musl');
+      assert.strictEqual(platform.detectLibc('linux', reader({ '/usr/bin/ldd': GLIBC_LDD }), report, list), 'gnu');
     });
   });
 
