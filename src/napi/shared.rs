@@ -179,13 +179,10 @@ fn walk() -> Result<Option<&'static Core>, String> {
     let Some(opened) = object.open() else {
       continue;
     };
-    let Some(exported) = opened.core() else {
+    let Some(exported) = exported_core(&opened) else {
       continue;
     };
-    if exported.is_null() {
-      continue;
-    }
-    // SAFETY: `core()` found the symbol inside this object, which is a copy
+    // SAFETY: `exported_core` found the symbol inside this object, which is a copy
     // of this package: what it returns starts with a pointer to a
     // NUL-terminated marker, in every version.
     let abi = unsafe { (*exported).abi };
@@ -214,6 +211,27 @@ fn walk() -> Result<Option<&'static Core>, String> {
   })?;
   opened.pin()?;
   Ok(Some(&*OWN_CORE))
+}
+
+/// What `opened`'s export of `atomics_waitasync_core_v1` hands out, if the
+/// object it holds is a copy of this package: the export is its own
+/// (inside it, not a library's it links to) and gives a non-null pointer.
+/// `None` otherwise.
+#[cfg(any(target_os = "linux", windows))]
+fn exported_core(opened: &loader::Opened<'_>) -> Option<*const Exported> {
+  let symbol = opened.symbol();
+  if symbol.is_null() || !opened.contains(symbol as usize) {
+    return None;
+  }
+  // SAFETY: `symbol` is the loader's answer for `atomics_waitasync_core_v1`
+  // in the object `opened` holds loaded, and lies inside that object: its
+  // own export of that name, which every copy of the package defines with
+  // this signature.
+  let export = unsafe {
+    std::mem::transmute::<*mut std::ffi::c_void, extern "C" fn() -> *const Exported>(symbol)
+  };
+  let exported = export();
+  (!exported.is_null()).then_some(exported)
 }
 
 /// The message of [`ABI_MISMATCH`].
@@ -245,8 +263,6 @@ mod linux {
     dl_iterate_phdr, dl_phdr_info, dlclose, dlerror, dlopen, dlsym, PT_LOAD, RTLD_LAZY,
     RTLD_NODELETE, RTLD_NOLOAD,
   };
-
-  use super::Exported;
 
   /// A loaded shared object: its path, and where its segments are mapped.
   pub struct Object {
@@ -337,20 +353,17 @@ mod linux {
   }
 
   impl Opened<'_> {
-    /// The core this object exports, if it is a copy of this package
-    /// (exports `atomics_waitasync_core_v1` itself, not through a library
-    /// it depends on); `None` otherwise.
-    pub fn core(&self) -> Option<*const Exported> {
+    /// Whether `address` is inside the object this holds.
+    pub fn contains(&self, address: usize) -> bool {
+      self.object.contains(address)
+    }
+
+    /// Where this object's `atomics_waitasync_core_v1` is, as the loader
+    /// finds it (null if nowhere; it may be another object's, one this one
+    /// links to: see [`exported_core`](super::exported_core)).
+    pub fn symbol(&self) -> *mut c_void {
       // SAFETY: a live handle and a NUL-terminated name.
-      let symbol = unsafe { dlsym(self.handle, c"atomics_waitasync_core_v1".as_ptr()) };
-      if symbol.is_null() || !self.object.contains(symbol as usize) {
-        return None;
-      }
-      // SAFETY: the symbol is this object's own export of that name, which
-      // every copy of the package defines with this signature.
-      let export =
-        unsafe { std::mem::transmute::<*mut c_void, extern "C" fn() -> *const Exported>(symbol) };
-      Some(export())
+      unsafe { dlsym(self.handle, c"atomics_waitasync_core_v1".as_ptr()) }
     }
 
     /// Keeps this object loaded for good (`RTLD_NODELETE`): it owns the
@@ -414,8 +427,6 @@ mod windows {
   use std::ffi::{c_char, c_void};
   use std::mem::size_of;
   use std::ptr::null_mut;
-
-  use super::Exported;
 
   type Hmodule = *mut c_void;
   type Handle = *mut c_void;
@@ -542,20 +553,17 @@ mod windows {
   }
 
   impl Opened<'_> {
-    /// The core this module exports, if it is a copy of this package (its
-    /// own export of `atomics_waitasync_core_v1`, not a forwarder to
-    /// another module); `None` otherwise.
-    pub fn core(&self) -> Option<*const Exported> {
+    /// Whether `address` is inside the module this holds.
+    pub fn contains(&self, address: usize) -> bool {
+      self.object.contains(address)
+    }
+
+    /// Where this module's `atomics_waitasync_core_v1` is, as the loader
+    /// finds it (null if nowhere; a forwarded export lies in another
+    /// module: see [`exported_core`](super::exported_core)).
+    pub fn symbol(&self) -> *mut c_void {
       // SAFETY: a referenced module and a NUL-terminated name.
-      let symbol = unsafe { GetProcAddress(self.module, c"atomics_waitasync_core_v1".as_ptr()) };
-      if symbol.is_null() || !self.object.contains(symbol as usize) {
-        return None;
-      }
-      // SAFETY: the symbol is this module's own export of that name, which
-      // every copy of the package defines with this signature.
-      let export =
-        unsafe { std::mem::transmute::<*mut c_void, extern "C" fn() -> *const Exported>(symbol) };
-      Some(export())
+      unsafe { GetProcAddress(self.module, c"atomics_waitasync_core_v1".as_ptr()) }
     }
 
     /// Keeps this module loaded until the process ends
