@@ -109,27 +109,25 @@ async function refuseAnotherAbi(ctx, dir) {
   assert.strictEqual(await r.value, 'ok');
 }
 
+/** Runs `check(ctx, dir)` on a fresh second copy, and removes the copy whatever the outcome. */
+function withSecondCopy(check) {
+  return async (ctx) => {
+    const dir = secondCopy(ctx);
+    try {
+      await check(ctx, dir);
+    } finally {
+      remove(dir);
+    }
+  };
+}
+
 module.exports = [
   {
     name: 'two copies of the package share one waiter core: each wakes the waiters of the other',
-    async run(ctx) {
-      const dir = secondCopy(ctx);
-      try {
-        await shareOneCore(ctx, dir);
-      } finally {
-        remove(dir);
-      }
-    },
+    run: withSecondCopy(shareOneCore),
   },
   {
     name: 'a copy whose core has another ABI refuses to load, naming both copies; the first goes on',
-    async run(ctx) {
-      const dir = secondCopy(ctx);
-      try {
-        await refuseAnotherAbi(ctx, dir);
-      } finally {
-        remove(dir);
-      }
-    },
+    run: withSecondCopy(refuseAnotherAbi),
   },
 ];
