@@ -36,7 +36,8 @@
 //     linkers ignore rustc's export lists, so -Zdefault-visibility=hidden keeps
 //     Rust's own symbols out of the export tables.
 //   - A binary is kept in the cache under a key of everything it is built from
-//     (the crate's sources, the target's recipe, the compiler and zig versions):
+//     (the crate's sources, the build's arguments and variables, the compiler
+//     and zig versions):
 //     a clone whose sources did not change copies it instead of building. The
 //     cargo target folders (std included) live in the cache too, so a fresh
 //     clone rebuilds only the crate.
@@ -54,11 +55,13 @@
 //   node scripts/prebuild.js                               every target
 //   node scripts/prebuild.js --only linux-arm64-gnu,win32-x64   some (comma-separated)
 //   node scripts/prebuild.js --no-cache                    build even what the cache has
+//   node scripts/prebuild.js --toolchain                   only install zig; print `python <its venv's python>`
 
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const { cacheDir } = require('./lib/cache');
+const { rootCommand } = require('./lib/apt');
 
 const root = path.join(__dirname, '..');
 const prebuildsDir = path.join(root, 'prebuilds');
@@ -72,17 +75,15 @@ const GLIBC = '2.17';
 // Debian's Rust: the compiler, the aarch64 glibc std, std's sources (for
 // -Zbuild-std) and rust-objcopy (rustc strips Mach-O with it).
 const DEBIAN_PACKAGES = ['rustc-web', 'libstd-rust-web-dev:arm64', 'rust-web-src', 'rust-web-llvm'];
-// Bump when a change to this script changes what a build produces, so the
-// cache does not hand out binaries of the old recipe.
-const RECIPE = 3;
 
 /**
  * How each shipped folder is built. `std`: 'rustup' (the host's own std),
  * 'debian' (Debian's packaged std for the triple) or 'source' (-Zbuild-std).
  * `zig`: the target as cargo-zigbuild takes it (a glibc version suffix picks
- * the stubs). `file`: what cargo names the cdylib. `env`, `rustflags` (every
- * crate, std included) and `linkArgs` (the final link only) are the target's
- * fixes, explained in the header.
+ * the stubs). `env`, `rustflags` (every crate, std included), `windowsStubs`
+ * (the empty libssp/libnode archives) and `darwin` (DARWIN_LINK_ARGS, the
+ * final link only) are the target's fixes, explained in the header;
+ * recipe() turns them into the build's command line.
  */
 const TARGETS = {
   'linux-x64-gnu': { triple: 'x86_64-unknown-linux-gnu', zig: 'x86_64-unknown-linux-gnu.' + GLIBC, std: 'rustup' },
@@ -107,6 +108,7 @@ function cdylibName(triple) {
 function parseArgs(argv) {
   let only = Object.keys(TARGETS);
   let cache = true;
+  let toolchainOnly = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--only' || a.indexOf('--only=') === 0) {
@@ -117,14 +119,16 @@ function parseArgs(argv) {
       }
     } else if (a === '--no-cache') {
       cache = false;
+    } else if (a === '--toolchain') {
+      toolchainOnly = true;
     } else if (a === '--help' || a === '-h') {
-      console.log('usage: node scripts/prebuild.js [--only ' + Object.keys(TARGETS).join(',') + '] [--no-cache]');
+      console.log('usage: node scripts/prebuild.js [--only ' + Object.keys(TARGETS).join(',') + '] [--no-cache] [--toolchain]');
       process.exit(0);
     } else {
       die('unknown argument ' + a);
     }
   }
-  return { only: only, cache: cache };
+  return { only: only, cache: cache, toolchainOnly: toolchainOnly };
 }
 
 function log(message) {
@@ -188,12 +192,10 @@ function rmrf(dir) {
   else spawnSync('rm', ['-rf', dir]);
 }
 
-/** apt-get and dpkg as root: directly when we are root, else through `sudo -n`. */
+/** apt-get and dpkg as root, one at a time with the project's other set-ups (scripts/lib/apt.js). */
 function asRoot(cmd, args) {
-  const env = Object.assign({}, process.env, { DEBIAN_FRONTEND: 'noninteractive' });
-  if (process.getuid && process.getuid() === 0) return run(cmd, args, { env: env });
-  if (!which('sudo')) die('`' + [cmd].concat(args).join(' ') + '` needs root; run this script as root (or with password-less sudo)');
-  return run('sudo', ['-n', 'DEBIAN_FRONTEND=noninteractive', cmd].concat(args), { env: env });
+  const c = rootCommand(cmd, args);
+  return run(c.command, c.args, { env: c.env });
 }
 
 let aptUpdated = false;
@@ -325,14 +327,6 @@ function hashSources(hash) {
   }
 }
 
-/** The cache key of a target's binary: everything the build reads, hashed. */
-function cacheKey(name, rustcVersion, zigVersion) {
-  const hash = require('crypto').createHash('sha256');
-  hash.update(JSON.stringify({ recipe: RECIPE, name: name, target: TARGETS[name], rustc: rustcVersion, zig: zigVersion, zigbuild: CARGO_ZIGBUILD }));
-  hashSources(hash);
-  return hash.digest('hex').slice(0, 20);
-}
-
 // -------------------------------------------------------------------- build
 
 /** `rustc -vV` of the compiler a target builds with. */
@@ -345,30 +339,20 @@ function rustcVersion(name, debian) {
   return vv.stdout.trim();
 }
 
-/** Builds one target into prebuilds/<name>/, or copies it from the cache. */
-function buildTarget(name, tool, debian, useCache) {
+/**
+ * How one target is built: cargo-zigbuild's arguments, the variables the
+ * build sets (`env`) and those it removes (`unset`). Everything here goes
+ * into the cache key, so a change to it builds anew.
+ */
+function recipe(name, debian) {
   const t = TARGETS[name];
-  const key = cacheKey(name, rustcVersion(name, debian), tool.zigVersion);
-  const cached = path.join(cacheDir('prebuilds', name), key, FILE);
-  const dir = path.join(prebuildsDir, name);
-  fs.mkdirSync(dir, { recursive: true });
-  const to = path.join(dir, FILE);
-  if (useCache && fs.existsSync(cached)) {
-    install(cached, to);
-    return path.relative(root, to) + ', ' + fs.statSync(to).size + ' bytes, from the cache (' + key + ')';
-  }
-  const env = Object.assign({}, process.env, t.env || {}, {
-    PATH: tool.bin + path.delimiter + process.env.PATH,
-    CARGO_ZIGBUILD_PYTHON_PATH: tool.python,
-    // Cargo's own output and std's build live in the cache, shared by every clone.
-    CARGO_TARGET_DIR: cacheDir('cargo-target', t.std),
-  });
+  const env = Object.assign({}, t.env || {});
+  const unset = ['CARGO_ENCODED_RUSTFLAGS'];
   const args = ['rustc', '--release', '--lib', '--locked', '--target', t.zig || t.triple];
-  let rustflags = (t.rustflags || []).slice();
+  const rustflags = (t.rustflags || []).slice();
   if (t.std === 'rustup') {
     // rustup's toolchain, even when the caller's environment points elsewhere.
-    delete env.RUSTC;
-    delete env.RUSTDOC;
+    unset.push('RUSTC', 'RUSTDOC');
   } else {
     env.RUSTC = debian.rustc;
     env.RUSTDOC = path.join(path.dirname(debian.rustc), 'rustdoc');
@@ -387,9 +371,39 @@ function buildTarget(name, tool, debian, useCache) {
   }
   if (rustflags.some((f) => /\s/.test(f))) die('a flag with white space cannot go in RUSTFLAGS: ' + rustflags.join(' '));
   env.RUSTFLAGS = rustflags.join(' ');
-  delete env.CARGO_ENCODED_RUSTFLAGS;
-  const linkArgs = t.darwin ? DARWIN_LINK_ARGS : [];
-  run(tool.cargoZigbuild, args.concat(linkArgs.length ? ['--'].concat(linkArgs) : []), { env: env });
+  if (t.darwin) args.push('--', ...DARWIN_LINK_ARGS);
+  return { args: args, env: env, unset: unset };
+}
+
+/** The cache key of a target's binary: its recipe, the tools' versions and the crate's sources, hashed. */
+function cacheKey(name, build, rustc, zig) {
+  const hash = require('crypto').createHash('sha256');
+  hash.update(JSON.stringify({ name: name, triple: TARGETS[name].triple, build: build, rustc: rustc, zig: zig, zigbuild: CARGO_ZIGBUILD }));
+  hashSources(hash);
+  return hash.digest('hex').slice(0, 20);
+}
+
+/** Builds one target into prebuilds/<name>/, or copies it from the cache. */
+function buildTarget(name, tool, debian, useCache) {
+  const t = TARGETS[name];
+  const build = recipe(name, debian);
+  const key = cacheKey(name, build, rustcVersion(name, debian), tool.zigVersion);
+  const cached = path.join(cacheDir('prebuilds', name), key, FILE);
+  const dir = path.join(prebuildsDir, name);
+  fs.mkdirSync(dir, { recursive: true });
+  const to = path.join(dir, FILE);
+  if (useCache && fs.existsSync(cached)) {
+    install(cached, to);
+    return path.relative(root, to) + ', ' + fs.statSync(to).size + ' bytes, from the cache (' + key + ')';
+  }
+  const env = Object.assign({}, process.env, build.env, {
+    PATH: tool.bin + path.delimiter + process.env.PATH,
+    CARGO_ZIGBUILD_PYTHON_PATH: tool.python,
+    // Cargo's own output and std's build live in the cache, shared by every clone.
+    CARGO_TARGET_DIR: cacheDir('cargo-target', t.std),
+  });
+  for (let i = 0; i < build.unset.length; i++) delete env[build.unset[i]];
+  run(tool.cargoZigbuild, build.args, { env: env });
   const from = path.join(env.CARGO_TARGET_DIR, t.triple, 'release', cdylibName(t.triple));
   install(from, cached);
   install(cached, to);
@@ -465,6 +479,11 @@ function main() {
     log('warning: written for Debian 12 on x86_64; this is ' + process.platform + '-' + process.arch);
   }
   const zig = step('cargo-zigbuild + zig toolchain', zigbuildToolchain);
+  if (args.toolchainOnly) {
+    // For other scripts that need zig (scripts/lib/wine.js): the venv's python, last.
+    console.log('python ' + zig.python);
+    return;
+  }
   const needsDebian = args.only.some(function (n) {
     return TARGETS[n].std !== 'rustup';
   });

@@ -48,6 +48,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { cacheDir } = require('./lib/cache');
+const { rootCommand } = require('./lib/apt');
 const runtimes = require('./runtimes');
 const { toolPaths, isInstalled, installArgs } = require('./lib/tools');
 
@@ -581,9 +582,10 @@ function plan(options) {
         fs.existsSync(path.join(QEMU.sysroot, 'lib', 'libstdc++.so.6'));
       if (ready()) return 'installed already';
       if (!which('apt-get', process.env.PATH || '')) throw new Error(`needs ${QEMU.packages.join(', ')} and there is no apt-get`);
-      const env = cleanEnv({ DEBIAN_FRONTEND: 'noninteractive' });
-      await must('apt-get', ['update'], { env, timeout: 600000 });
-      await must('apt-get', ['install', '-y', '--no-install-recommends'].concat(QEMU.packages), { env, timeout: 900000 });
+      for (const args of [['update'], ['install', '-y', '--no-install-recommends'].concat(QEMU.packages)]) {
+        const c = rootCommand('apt-get', args);
+        await must(c.command, c.args, { env: c.env, timeout: 1800000 });
+      }
       if (!ready()) throw new Error('qemu-aarch64 or the arm64 libraries are still missing after apt-get install');
       return `apt-get install ${QEMU.packages.join(' ')}`;
     },

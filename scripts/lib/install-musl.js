@@ -131,9 +131,6 @@ function addMuslTasks({ add, S, packed, ensureRuntime, npmInstall, copyCompat, m
   add({
     name: 'setup: musl loader',
     groups: ['musl', 'setup'],
-    // apt-get holds one lock: after qemu-user's apt-get install, which does not
-    // wait for it (this one waits for others: DPkg::Lock::Timeout).
-    deps: ['setup: qemu-user'],
     cpu: 0,
     timeout: 900000,
     async run() {

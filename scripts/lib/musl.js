@@ -22,6 +22,8 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { cacheDir } = require('./cache');
+const { rootCommand } = require('./apt');
+const { compareVersions } = require('./elf');
 
 const MIN_VERSION = '1.2.4';
 // The Debian release whose musl is new enough, used when this machine's is not.
@@ -37,12 +39,7 @@ function upstream(debianVersion) {
 }
 
 function atLeast(version, min) {
-  const a = String(version).split('.').map(Number);
-  const b = min.split('.').map(Number);
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if ((a[i] || 0) !== (b[i] || 0)) return (a[i] || 0) > (b[i] || 0);
-  }
-  return true;
+  return compareVersions(String(version), min) >= 0;
 }
 
 /** The musl loader of `arch` ('x64', 'arm64') as the kernel and qemu look for it. */
@@ -166,13 +163,11 @@ async function ensureLoader(must, arch = process.arch) {
   const loader = loaderName(arch);
   const before = await loaderVersion(must, loader);
   if (before && atLeast(before, MIN_VERSION)) return { loader, version: before, note: `musl ${before} at ${loader}, installed already` };
-  const asRoot = process.getuid && process.getuid() === 0 ? [] : ['sudo', '-n'];
-  const apt = (args) =>
-    must(asRoot.length ? 'sudo' : 'apt-get', asRoot.slice(1).concat(asRoot.length ? ['apt-get'] : [], [
-      // Wait for another apt-get of this run (qemu-user, Wine) rather than fail on its lock;
-      // never remove a package (musl-dev, pinned to the old musl) to make room.
-      '-o', 'DPkg::Lock::Timeout=600', '-y', '--no-install-recommends', '--no-remove',
-    ], args), { timeout: 900000, env: Object.assign({}, process.env, { DEBIAN_FRONTEND: 'noninteractive' }) });
+  // Never remove a package (musl-dev, pinned to the old musl) to make room.
+  const apt = (args) => {
+    const c = rootCommand('apt-get', ['-y', '--no-install-recommends', '--no-remove'].concat(args));
+    return must(c.command, c.args, { timeout: 1800000, env: c.env });
+  };
   let from;
   const candidate = await aptCandidate(must);
   if (candidate && atLeast(upstream(candidate), MIN_VERSION)) {

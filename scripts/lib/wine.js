@@ -25,14 +25,12 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { cacheDir } = require('./cache');
+const { rootCommand } = require('./apt');
 
 const PACKAGES = ['wine64'];
 // Where Debian's wine64 puts its loader and server; no /usr/bin links
 // without the `wine` package, which --no-install-recommends leaves out.
 const WINE_DIR = '/usr/lib/wine';
-// The zig that scripts/prebuild.js pins; used only when its venv is not in
-// the cache (its folder is toolchain/zigbuild-<cargo-zigbuild>-zig-<zig>).
-const ZIGLANG = '0.17.1';
 const SHIM_SOURCE = path.join(__dirname, 'wine-processprng.c');
 const SHIM_DLL = 'bcryptprimitives.dll';
 
@@ -153,11 +151,10 @@ async function ensureWine() {
   let note = 'installed already';
   if (!found) {
     if (!which('apt-get')) throw new Error(`Wine is missing and there is no apt-get to install ${PACKAGES.join(' ')}`);
-    const options = { env: Object.assign({}, process.env, { DEBIAN_FRONTEND: 'noninteractive' }), timeout: 900000 };
-    const root = process.getuid && process.getuid() === 0;
-    if (!root && !which('sudo')) throw new Error(`apt-get install ${PACKAGES.join(' ')} needs root (or password-less sudo)`);
-    const apt = (args) =>
-      root ? must('apt-get', args, options) : must('sudo', ['-n', 'DEBIAN_FRONTEND=noninteractive', 'apt-get'].concat(args), options);
+    const apt = (args) => {
+      const c = rootCommand('apt-get', args);
+      return must(c.command, c.args, { env: c.env, timeout: 1800000 });
+    };
     await apt(['update']);
     await apt(['install', '-y', '--no-install-recommends'].concat(PACKAGES));
     found = find();
@@ -207,21 +204,12 @@ async function ensurePrefix(wine) {
   return { prefix, note: `prefix ${prefix}, made in ${((Date.now() - t0) / 1000).toFixed(1)} s` };
 }
 
-/** The python of a venv whose `-m ziglang` is zig: scripts/prebuild.js's, else one made here. */
+/** The python of the venv whose `-m ziglang` is zig: scripts/prebuild.js's, installed by it when missing. */
 async function zigPython() {
-  const toolchain = cacheDir('toolchain');
-  const prebuild = fs.readdirSync(toolchain)
-    .filter((name) => /^zigbuild-.+-zig-/.test(name) && fs.existsSync(path.join(toolchain, name, '.installed')))
-    .sort();
-  if (prebuild.length) return path.join(toolchain, prebuild[prebuild.length - 1], 'bin', 'python');
-  const dir = path.join(toolchain, `ziglang-${ZIGLANG}`);
-  const python = path.join(dir, 'bin', 'python');
-  if (fs.existsSync(path.join(dir, '.installed'))) return python;
-  fs.rmSync(dir, { recursive: true, force: true });
-  await must(process.env.PYTHON || 'python3', ['-m', 'venv', dir], { timeout: 120000 });
-  await must(python, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', `ziglang==${ZIGLANG}`], { timeout: 600000 });
-  fs.writeFileSync(path.join(dir, '.installed'), `${ZIGLANG}\n`);
-  return python;
+  const out = await must(process.execPath, [path.join(__dirname, '..', 'prebuild.js'), '--toolchain'], { timeout: 600000 });
+  const line = out.trim().split('\n').slice(-1)[0];
+  if (!line.startsWith('python ')) throw new Error(`prebuild.js --toolchain printed no python:\n${out}`);
+  return line.slice('python '.length);
 }
 
 /** The ProcessPrng shim, built from wine-processprng.c once per version of that file. */
