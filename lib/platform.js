@@ -1,8 +1,8 @@
 'use strict';
 // Which binary fits this process: its platform tag, the libc it runs on,
-// and the files binding.js tries, in order. Pure except for the file reads
-// `detectLibc` makes, so that __test__/loading/platform.spec.js can drive it
-// through every platform without being on it. Keeps to what Node 12.22
+// and the files binding.js tries, in order. Pure: binding.js hands
+// `detectLibc` the file reads it may make, so __test__/loading/platform.spec.js
+// drives it through every platform without being on it. Keeps to what Node 12.22
 // parses (no `node:` prefix, no `?.`, no `??`) and spawns no process.
 
 var path = require('path');

@@ -115,6 +115,24 @@ describe('check-prebuilds', function () {
     ]);
   });
 
+  it('checks the minimum systems the loader names (lib/platform.js) and prebuild.js builds for', function () {
+    const { MAX_GLIBC, MAX_MACOS, MAX_WINDOWS } = require(path.join(root, 'scripts', 'check-prebuilds'));
+    const { SHIPPED } = require(path.join(root, 'lib', 'platform'));
+    const { TARGETS } = require(path.join(root, 'scripts', 'prebuild'));
+    const major = (version) => version.replace(/\.0$/, '');
+    for (const tag of Object.keys(SHIPPED)) {
+      const [os, arch] = tag.split('-');
+      const expected = {
+        linux: tag.endsWith('-gnu') ? `glibc ${MAX_GLIBC}` : 'musl 1.2',
+        darwin: `macOS ${major(MAX_MACOS[arch])}`,
+        win32: `Windows ${MAX_WINDOWS}`,
+      }[os];
+      assert.strictEqual(SHIPPED[tag], expected, tag);
+      if (os === 'darwin') assert.strictEqual(TARGETS[tag].env.MACOSX_DEPLOYMENT_TARGET, MAX_MACOS[arch], tag);
+      if (tag.endsWith('-gnu')) assert.ok(TARGETS[tag].zig.endsWith(`.${MAX_GLIBC}`), tag);
+    }
+  });
+
   it('rejects a file of another format than its folder says', function () {
     const elfFile = path.join(dir, 'linux-x64-gnu', FILE);
     assert.deepStrictEqual(checkBinary(elfFile, { platform: 'darwin', arch: 'x64', libc: null }).problems, [

@@ -32,6 +32,8 @@ const PT_INTERP = 3;
 const PT_GNU_STACK = 0x6474e551;
 const PF_X = 1;
 
+const EM_X86_64 = 62;
+const EM_AARCH64 = 183;
 const MACHINES = {
   3: 'x86',
   8: 'mips',
@@ -39,8 +41,8 @@ const MACHINES = {
   21: 'ppc64',
   22: 's390',
   40: 'arm',
-  62: 'x86-64',
-  183: 'aarch64',
+  [EM_X86_64]: 'x86-64',
+  [EM_AARCH64]: 'aarch64',
   243: 'riscv',
   258: 'loongarch',
 };
@@ -407,4 +409,4 @@ function readElf(file) {
   return parseElf(fs.readFileSync(file), file);
 }
 
-module.exports = { readElf, parseElf, compareVersions, MACHINES };
+module.exports = { readElf, parseElf, compareVersions, MACHINES, EM_X86_64, EM_AARCH64, PT_GNU_STACK, PF_X };

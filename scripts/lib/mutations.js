@@ -17,10 +17,7 @@ const elf = require('./elf');
 const macho = require('./macho');
 const pe = require('./pe');
 
-const EM_X86_64 = 62;
-const EM_AARCH64 = 183;
-const PT_GNU_STACK = 0x6474e551;
-const PF_X = 1;
+const { EM_X86_64, EM_AARCH64, PT_GNU_STACK, PF_X } = elf;
 // A minimum macOS / Windows no limit of the package allows.
 const MACOS_14 = 14 << 16;
 const WINDOWS_11 = 11;
