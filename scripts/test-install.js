@@ -266,6 +266,32 @@ function assertSmoke(output, project, { local = false, tag = 'linux-x64-gnu' } =
   return `${lines.find((l) => l.startsWith('runtime '))}; ${path.relative(real, binary)}`;
 }
 
+/**
+ * A compat subset run's closing line (`N passed, 0 failed, N skipped`) when
+ * it exited 0 with nothing failed; else throws with its output.
+ */
+function compatResult(res) {
+  if (res.status !== 0) throw new Error(`exit ${res.signal || res.status}\n${res.output}`);
+  const last = res.output.trim().split('\n').slice(-1)[0];
+  if (!/^\d+ passed, 0 failed/.test(last)) throw new Error(res.output);
+  return last;
+}
+
+/**
+ * In the installed copy at `installed` only, the compat cases' children
+ * (`execPath file.js`) are spawned through `command` with `args` before
+ * them: qemu-user runs one arm64 process, and the kernel here cannot exec
+ * an arm64 child without binfmt_misc.
+ */
+function spawnCompatChildrenThrough(installed, command, args) {
+  const context = path.join(installed, '__test__', 'compat', 'context.js');
+  const source = fs.readFileSync(context, 'utf8');
+  const spawnChild = 'spawn(process.execPath, args, {';
+  if (!source.includes(spawnChild)) throw new Error(`${context} no longer has "${spawnChild}"; update scripts/test-install.js`);
+  fs.writeFileSync(context, source.replace(spawnChild,
+    `spawn(${JSON.stringify(command)}, ${JSON.stringify(args)}.concat([process.execPath], args), {`));
+}
+
 // ---------------------------------------------------------------------------
 // The tasks: { name, groups, deps, cpu, timeout, run(ctx) → note }
 
@@ -552,22 +578,18 @@ function plan(options) {
         deps: ['runtimes: copy compat', `setup: ${r}`],
         async run(ctx) {
           const installed = path.join(S.runtimesDir, 'node_modules', PACKAGE);
-          const res = await exec(S[r], [path.join(installed, '__test__', 'compat', 'run.js'), '--mode', mode],
-            { cwd: installed, env: ctx.noRustEnv, timeout: 300000 });
-          if (res.status !== 0) throw new Error(`exit ${res.signal || res.status}\n${res.output}`);
-          const last = res.output.trim().split('\n').slice(-1)[0];
-          if (!/^\d+ passed, 0 failed/.test(last)) throw new Error(res.output);
-          return last;
+          return compatResult(await exec(S[r], [path.join(installed, '__test__', 'compat', 'run.js'), '--mode', mode],
+            { cwd: installed, env: ctx.noRustEnv, timeout: 300000 }));
         },
       });
     }
   }
 
   // --- win32-x64 under Wine (scripts/lib/install-win32.js) -----------------
-  require('./lib/install-win32')({ add, S, packed, ensureRuntime, npmInstall, copyCompat, makeProject, assertSmoke, PACKAGE, BINARY });
+  require('./lib/install-win32')({ add, S, packed, ensureRuntime, npmInstall, copyCompat, makeProject, assertSmoke, compatResult, PACKAGE, BINARY });
 
   // --- musl Node, as on Alpine (scripts/lib/install-musl.js) ----------------
-  require('./lib/install-musl')({ add, S, packed, ensureRuntime, npmInstall, copyCompat, makeProject, assertSmoke, exec, cleanEnv, which, QEMU });
+  require('./lib/install-musl')({ add, S, packed, ensureRuntime, npmInstall, copyCompat, makeProject, assertSmoke, compatResult, spawnCompatChildrenThrough, exec, cleanEnv, which, QEMU, PACKAGE, BINARY });
 
   // --- arm64 under qemu-user ----------------------------------------------
   add({
@@ -604,16 +626,7 @@ function plan(options) {
       S.arm64Dir = dir;
       const installed = path.join(dir, 'node_modules', PACKAGE);
       copyCompat(installed);
-      // qemu-user runs one arm64 process; a child it spawns (`execPath file.js`)
-      // would be exec'd by the kernel, which cannot run arm64 without binfmt_misc.
-      // In this copy only, the compat children go through qemu as well.
-      const context = path.join(installed, '__test__', 'compat', 'context.js');
-      const source = fs.readFileSync(context, 'utf8');
-      const spawnChild = 'spawn(process.execPath, args, {';
-      if (!source.includes(spawnChild)) throw new Error(`${context} no longer has "${spawnChild}"; update test-install.js`);
-      const qemu = which(QEMU.binary, process.env.PATH || '') || QEMU.binary;
-      fs.writeFileSync(context, source.replace(spawnChild,
-        `spawn(${JSON.stringify(qemu)}, ${JSON.stringify(QEMU_ARGS)}.concat([process.execPath], args), {`));
+      spawnCompatChildrenThrough(installed, which(QEMU.binary, process.env.PATH || '') || QEMU.binary, QEMU_ARGS);
       return 'npm, compat children spawned through qemu-aarch64';
     },
   });
@@ -668,9 +681,7 @@ function plan(options) {
           const env = Object.assign({}, ctx.noRustEnv, { ATOMICS_WAITASYNC_COMPAT_HANG_MS: String(300000) });
           const res = await exec(QEMU.binary, qemuArgs([path.join(installed, '__test__', 'compat', 'run.js'), '--mode', mode]),
             { cwd: installed, env, timeout: 900000 });
-          if (res.status !== 0) throw new Error(`exit ${res.signal || res.status}\n${res.output}`);
-          const last = res.output.trim().split('\n').slice(-1)[0];
-          if (!/^\d+ passed, 0 failed/.test(last)) throw new Error(res.output);
+          const last = compatResult(res);
           if (!/linux-arm64-gnu/.test(fs.readdirSync(path.join(installed, 'prebuilds')).join(' '))) throw new Error('no linux-arm64-gnu prebuild');
           return last;
         },
@@ -801,7 +812,9 @@ async function schedule(tasks, ctx, jobs) {
         Promise.resolve()
           .then(() => {
             if (t.optional && t.optional()) return { skipped: true };
-            return withTimeout(t.run(ctx), t.timeout || 600000, t.name).then((note) => ({ note }));
+            // A minute past the task's own limit, which its commands take too: a command
+            // killed at that limit reports what it printed; this is the backstop.
+            return withTimeout(t.run(ctx), (t.timeout || 600000) + 60000, t.name).then((note) => ({ note }));
           })
           .then(
             (r) => {

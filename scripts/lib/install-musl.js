@@ -25,8 +25,6 @@ const path = require('path');
 const runtimes = require('../runtimes');
 const musl = require('./musl');
 
-const PACKAGE = 'atomics-waitasync';
-const BINARY = 'atomics-waitasync.node';
 
 // Written next to the projects and run with each musl Node: what tells a user
 // which C library a process runs on. `--child` adds the same for a child
@@ -73,7 +71,7 @@ function probeProblems(result, name, execPath) {
   return problems;
 }
 
-function addMuslTasks({ add, S, packed, ensureRuntime, npmInstall, copyCompat, makeProject, assertSmoke, exec, cleanEnv, which, QEMU }) {
+function addMuslTasks({ add, S, packed, ensureRuntime, npmInstall, copyCompat, makeProject, assertSmoke, compatResult, spawnCompatChildrenThrough, exec, cleanEnv, which, QEMU, PACKAGE, BINARY }) {
   const names = Object.keys(runtimes.RUNTIMES).filter((n) => runtimes.RUNTIMES[n].libc === 'musl');
   const x64 = names.filter((n) => !runtimes.RUNTIMES[n].arch);
   const arm64 = names.filter((n) => runtimes.RUNTIMES[n].arch === 'arm64');
@@ -110,12 +108,8 @@ function addMuslTasks({ add, S, packed, ensureRuntime, npmInstall, copyCompat, m
   async function compat(ctx, dir, mode, command, prefix, extraEnv, timeout) {
     const installed = path.join(dir, 'node_modules', PACKAGE);
     const env = Object.assign({}, ctx.noRustEnv, extraEnv);
-    const res = await exec(command, prefix.concat([path.join(installed, '__test__', 'compat', 'run.js'), '--mode', mode]),
-      { cwd: installed, env, timeout });
-    if (res.status !== 0) throw new Error(`exit ${res.signal || res.status}\n${res.output}`);
-    const last = res.output.trim().split('\n').slice(-1)[0];
-    if (!/^\d+ passed, 0 failed/.test(last)) throw new Error(res.output);
-    return last;
+    return compatResult(await exec(command, prefix.concat([path.join(installed, '__test__', 'compat', 'run.js'), '--mode', mode]),
+      { cwd: installed, env, timeout }));
   }
 
   /** Throws unless the installed copy in `dir` ships prebuilds/<tag>. */
@@ -209,15 +203,7 @@ function addMuslTasks({ add, S, packed, ensureRuntime, npmInstall, copyCompat, m
       await npmInstall(dir, ctx.noRustEnv);
       const installed = path.join(dir, 'node_modules', PACKAGE);
       copyCompat(installed);
-      // As in "arm64: install": the kernel here cannot exec an arm64 child, so in
-      // this copy only the compat children are spawned through qemu too.
-      const context = path.join(installed, '__test__', 'compat', 'context.js');
-      const source = fs.readFileSync(context, 'utf8');
-      const spawnChild = 'spawn(process.execPath, args, {';
-      if (!source.includes(spawnChild)) throw new Error(`${context} no longer has "${spawnChild}"; update scripts/lib/install-musl.js`);
-      const qemu = which(QEMU.binary, process.env.PATH || '') || QEMU.binary;
-      fs.writeFileSync(context, source.replace(spawnChild,
-        `spawn(${JSON.stringify(qemu)}, ${JSON.stringify(qemuArgs())}.concat([process.execPath], args), {`));
+      spawnCompatChildrenThrough(installed, which(QEMU.binary, process.env.PATH || '') || QEMU.binary, qemuArgs());
       S.muslArm64Dir = dir;
       return `npm, compat children spawned through ${QEMU.binary} -L ${S.muslSysroot}`;
     },
