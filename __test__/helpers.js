@@ -225,8 +225,47 @@ function anonymousRss() {
   return process.memoryUsage().rss;
 }
 
+/**
+ * A copy of the package at `from` in the folder `to`: its JavaScript (the
+ * files a require of the package reads) and a copy of `binary` as its local
+ * build, so that it loads a binary of its own (a copy, not a link: a loader
+ * dedupes the same file). Returns the binary's new path.
+ */
+function copyPackage(from, to, binary) {
+  (function copy(a, b, names) {
+    fs.mkdirSync(b, { recursive: true });
+    for (const name of names || fs.readdirSync(a)) {
+      if (fs.statSync(path.join(a, name)).isDirectory()) copy(path.join(a, name), path.join(b, name));
+      else fs.copyFileSync(path.join(a, name), path.join(b, name));
+    }
+  })(from, to, ['index.js', 'binding.js', 'package.json', 'lib']);
+  const copied = path.join(to, 'atomics-waitasync.node');
+  fs.copyFileSync(binary, copied);
+  return copied;
+}
+
+/**
+ * Makes the binary at `file` another version of the package as far as its
+ * core's ABI marker says (the last digit of `version` in it: 9, or 8), as
+ * a second version in node_modules would be; returns that version.
+ */
+function patchAbiVersion(file, version) {
+  const bytes = fs.readFileSync(file);
+  const start = bytes.indexOf(Buffer.from('atomics-waitasync core ABI'));
+  if (start === -1) throw new Error(`${file} carries no ABI marker`);
+  const field = Buffer.from(`; version ${version};`);
+  const at = bytes.indexOf(field, start);
+  if (at === -1 || at - start >= 200) throw new Error(`the ABI marker in ${file} does not name version ${version}`);
+  const last = at + field.length - 2;
+  bytes[last] = bytes[last] === 0x39 ? 0x38 : 0x39;
+  fs.writeFileSync(file, bytes);
+  return version.slice(0, -1) + String.fromCharCode(bytes[last]);
+}
+
 module.exports = {
   root,
+  copyPackage,
+  patchAbiVersion,
   anonymousRss,
   primitiveWorker,
   fixture,

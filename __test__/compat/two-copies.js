@@ -10,34 +10,15 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
+const { copyPackage, patchAbiVersion } = require('../helpers');
+
 const LOADED_FROM = Symbol.for('atomics-waitasync.binaryPath');
 
-/** A second copy of the package at ctx.root (its JS and a copy of the binary it loaded), in a temp folder. */
+/** A second copy of the package at ctx.root, with a copy of the binary the first loaded, in a temp folder. */
 function secondCopy(ctx) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'awa-second-copy-'));
-  for (const file of ['index.js', 'binding.js', 'package.json']) fs.copyFileSync(path.join(ctx.root, file), path.join(dir, file));
-  fs.mkdirSync(path.join(dir, 'lib'));
-  for (const file of fs.readdirSync(path.join(ctx.root, 'lib'))) {
-    fs.copyFileSync(path.join(ctx.root, 'lib', file), path.join(dir, 'lib', file));
-  }
-  // A copy, not a link: a loader dedupes the same file.
-  const first = require(path.join(ctx.root, 'binding.js'))[LOADED_FROM];
-  fs.copyFileSync(first, path.join(dir, 'atomics-waitasync.node'));
+  copyPackage(ctx.root, dir, require(path.join(ctx.root, 'binding.js'))[LOADED_FROM]);
   return dir;
-}
-
-/** Makes the copied binary in `dir` another version as far as its core's ABI marker says. */
-function patchVersion(dir, version) {
-  const file = path.join(dir, 'atomics-waitasync.node');
-  const bytes = fs.readFileSync(file);
-  const start = bytes.indexOf(Buffer.from('atomics-waitasync core ABI'));
-  assert.notStrictEqual(start, -1, 'the binary carries its ABI marker');
-  const field = Buffer.from(`; version ${version};`);
-  const at = bytes.indexOf(field, start);
-  assert.ok(at !== -1 && at - start < 200, 'the marker names the version');
-  const last = at + field.length - 2;
-  bytes[last] = bytes[last] === 0x39 ? 0x38 : 0x39; // the last digit: 9, or 8
-  fs.writeFileSync(file, bytes);
 }
 
 /** Requires the copy in `dir` as a user would, with no ATOMICS_WAITASYNC_BINARY (each copy loads its own binary). */
@@ -90,7 +71,7 @@ async function shareOneCore(ctx, dir) {
 
 /** The second copy in `dir`, patched to another version, refuses to load; the first goes on. */
 async function refuseAnotherAbi(ctx, dir) {
-  patchVersion(dir, require(path.join(ctx.root, 'package.json')).version);
+  patchAbiVersion(path.join(dir, 'atomics-waitasync.node'), require(path.join(ctx.root, 'package.json')).version);
   let error = null;
   try {
     load(dir);

@@ -15,51 +15,18 @@ const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { root, fixture, runNodeAsync, atomicsTakeUnshared } = require('../helpers');
+const helpers = require('../helpers');
+
+const { root, fixture, runNodeAsync, atomicsTakeUnshared } = helpers;
 
 const BINARY = require('../../binding')[Symbol.for('atomics-waitasync.binaryPath')];
 const { version } = require('../../package.json');
 
-function copyTree(from, to) {
-  fs.mkdirSync(to, { recursive: true });
-  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
-    const source = path.join(from, entry.name);
-    const target = path.join(to, entry.name);
-    if (entry.isDirectory()) copyTree(source, target);
-    else fs.copyFileSync(source, target);
-  }
-}
-
 /** A copy of the package (its JS and a copy of the binary) in `dir`. */
-function copyPackage(dir) {
-  for (const file of ['index.js', 'binding.js', 'package.json']) {
-    fs.mkdirSync(dir, { recursive: true });
-    fs.copyFileSync(path.join(root, file), path.join(dir, file));
-  }
-  copyTree(path.join(root, 'lib'), path.join(dir, 'lib'));
-  const binary = path.join(dir, 'atomics-waitasync.node');
-  fs.copyFileSync(BINARY, binary);
-  return binary;
-}
+const copyPackage = (dir) => helpers.copyPackage(root, dir, BINARY);
 
-/**
- * Makes the binary at `file` another version as far as its core's ABI
- * marker goes (the bytes that say which version built it), as a second
- * version in node_modules would be; returns that version.
- */
-function patchVersion(file) {
-  const bytes = fs.readFileSync(file);
-  const marker = Buffer.from(`atomics-waitasync core ABI`);
-  const start = bytes.indexOf(marker);
-  assert.notStrictEqual(start, -1, 'the binary carries its ABI marker');
-  const field = Buffer.from(`; version ${version};`);
-  const at = bytes.indexOf(field, start);
-  assert.ok(at !== -1 && at - start < 200, 'the marker names the version');
-  const last = at + field.length - 2;
-  bytes[last] = bytes[last] === 0x39 ? 0x38 : 0x39; // last digit: 9, or 8
-  fs.writeFileSync(file, bytes);
-  return version.slice(0, -1) + String.fromCharCode(bytes[last]);
-}
+/** Makes the binary at `file` another version (its ABI marker's); returns that version. */
+const patchVersion = (file) => helpers.patchAbiVersion(file, version);
 
 /**
  * Makes the binary at `file` a build of the same version from other
