@@ -134,6 +134,13 @@ export interface AsyncLockOptions {
   timeout?: number;
   /** Give up when it aborts: rejects with `signal.reason` (or an AbortError). */
   signal?: AsyncLockAbortSignal;
+  /**
+   * Where the take waits among this instance's waiting takes (a finite
+   * number, default 0): before those of a lower priority, after those of
+   * the same or a higher one (first come, first served). Takes of
+   * AsyncLock, Semaphore and RwLock only.
+   */
+  priority?: number;
 }
 
 /**
@@ -159,8 +166,8 @@ export type AsyncLockSource =
   | { readonly i32a: Int32Array; readonly index?: number }
   | { readonly sab: SharedArrayBuffer; readonly index?: number };
 
-/** A condition variable's async wait bounds: as `AsyncLockOptions`. */
-export type ConditionOptions = AsyncLockOptions;
+/** A condition variable's async wait bounds: `timeout` and `signal`, as `AsyncLockOptions`. */
+export type ConditionOptions = Omit<AsyncLockOptions, 'priority'>;
 
 /**
  * A condition variable in one Int32 slot of a SharedArrayBuffer, used with
@@ -213,8 +220,8 @@ export class Condition {
   notifyAll(): number;
 }
 
-/** A latch's async wait bounds: as `AsyncLockOptions`. */
-export type LatchOptions = AsyncLockOptions;
+/** A latch's async wait bounds: `timeout` and `signal`, as `AsyncLockOptions`. */
+export type LatchOptions = Omit<AsyncLockOptions, 'priority'>;
 
 /**
  * A count in one Int32 slot of a SharedArrayBuffer that threads count down,
@@ -359,8 +366,8 @@ export class Semaphore {
   release(n?: number): void;
 }
 
-/** A barrier's async wait bounds: as `AsyncLockOptions`. */
-export type BarrierOptions = AsyncLockOptions;
+/** A barrier's async wait bounds: `timeout` and `signal`, as `AsyncLockOptions`. */
+export type BarrierOptions = Omit<AsyncLockOptions, 'priority'>;
 
 /**
  * N parties meet, then all go on, generation after generation (Java's

@@ -17,6 +17,7 @@
 // queue, on every runtime (Node 14 lacks Atomics.waitAsync; native waiters
 // would not see ours).
 
+const { performance } = require('perf_hooks');
 const { describe } = require('./describe');
 const {
   codedError,
@@ -35,19 +36,22 @@ const {
   isFree,
   isUnheld,
   deadlockError,
+  notHeldError,
   UNLOCKED,
   ABANDONED,
   WAITERS,
   HANDED,
   kGrace,
 } = require('./owned-word');
+const { join, leave, park, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT, GONE } = require('./line');
 
 // The post's statics, kept for code that reads them; the word no longer
 // holds them (see above).
 const LOCKED = 1;
 const CONTENDED = 2;
 
-// Whether an instance holds the lock: `{ held }`, one per instance, kept
+// Whether an instance holds the lock: `{ held, abandoned }`, and the line
+// of its async takes (lib/line.js: `first`, `last`), one per instance, kept
 // in a private field (see createAsyncLock's `stateOf`): Object.freeze
 // leaves it writable (an own property would make the write after a
 // successful compareExchange throw and leave the lock taken by nobody),
@@ -67,7 +71,7 @@ const timeoutError = (ms) => codedError(`Timed out after ${ms} ms waiting for th
  */
 function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lockWatch }) {
   const word = createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner });
-  const { env, passOn, takeUnlocked, takeFree, claim, waitState, lockSlow, unlockHeld, releaseWord } = word;
+  const { env, passOn, takeUnlocked, takeFree, heldAlone, claim, waitState, lockSlow, unlockHeld, releaseWord } = word;
   // The private `#state` of an AsyncLock of this factory, or undefined
   // (set below, from inside the class body).
   let stateIfLock;
@@ -81,10 +85,47 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     return state;
   }
 
+  /**
+   * Releases the lock `mine` holds, first come, first served: to the first
+   * async take of the instance's line if one waits (its own thread's
+   * takes go before any later one), else as unlockHeld does.
+   */
+  function unlockMine(i32a, index, mine) {
+    if (mine.first === null) {
+      unlockHeld(i32a, index, mine);
+      return;
+    }
+    handOn(i32a, index, mine);
+  }
+
+  /**
+   * unlockMine with takes in the line. Its first, parked, is handed the
+   * hold when the word says this thread holds it and nobody else is
+   * queued on it or asked for a hand-over (`me`): the word stays as it is,
+   * no native call. Else the word is released as by unlockHeld (a thread
+   * that waits gets its turn, or its hand-over when it waited long), and
+   * the first goes on to contend for it.
+   */
+  function handOn(i32a, index, mine) {
+    if (!mine.held) throw notHeldError();
+    const first = mine.first;
+    if (first.outcome === WAITING && first.want !== kWaitForUnlock && heldAlone(i32a, index)) {
+      mine.abandoned = false;
+      wake(first, GRANTED); // (throws before anything changed, or not at all)
+      leave(first);
+      return;
+    }
+    try {
+      unlockHeld(i32a, index, mine);
+    } finally {
+      if (mine.first !== null) wakeFirst(mine, !mine.held);
+    }
+  }
+
   /** The release function of a hold of `lock` (core's makeReleaser), with `abandoned`. */
   function releaserOf(lock) {
     const mine = stateOf(lock);
-    return makeReleaser(() => unlockHeld(lock.i32a, lock.index, mine), () => mine.held, { abandoned: mine.abandoned });
+    return makeReleaser(() => unlockMine(lock.i32a, lock.index, mine), () => mine.held, { abandoned: mine.abandoned });
   }
 
   // What lockedAsync does once it may go on.
@@ -93,32 +134,65 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
   const kWaitForUnlock = 2; // waitForUnlock: see the lock free, do not take it
 
   /**
+   * Whether a take that just joined the line (`entry`) goes on to contend
+   * for the word now: the line's goesOn, while the instance does not hold
+   * the lock (else its release hands it on).
+   */
+  const goesOnUnheld = (mine, entry) => !mine.held && goesOn(mine, entry);
+
+  /**
    * executeLocked, acquire and waitForUnlock, in one async frame from the
    * call to the end: its only awaits are on waitAsync promises (core's
-   * AsyncWait says why) and on f's result, and its `finally` releases the
-   * lock whenever `holding` says it took it. Rejects with a timeout or the
-   * signal's reason only once nothing of it is left queued.
+   * AsyncWait says why), on its turn in the line (lib/line.js) and on f's
+   * result, and its `finally` releases the lock whenever `holding` says it
+   * took it. Rejects with a timeout or the signal's reason only once
+   * nothing of it is left queued.
+   *
+   * First come, first served among the instance's async takes: one that
+   * finds others in the line joins it (by priority, then in turn), and only
+   * the first of the line contends for the word; a release of the instance
+   * hands the lock to the first (handOn).
    */
   async function lockedAsync(lock, op, f, options) {
     if (op === kExecute && typeof f !== 'function') {
       throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
     }
-    const { timeout, signal } = validateOptions(options);
+    const { timeout, signal, priority } = validateOptions(options);
     if (signal && signal.aborted) throw abortReason(signal);
     const mine = stateOf(lock);
     const { i32a, index } = lock;
     let holding = false; // this frame took the lock and has not handed it on
+    let entry = null; // this frame's place in the line
+    let parked = false; // awaiting its turn in the line
     try {
-      let free;
-      if (op === kWaitForUnlock) {
-        free = isUnheld(Atomics.load(i32a, index));
-      } else {
-        // Free: taken here, so f runs before the first await.
-        free = holding = takeFree(i32a, index, mine);
+      let free = false;
+      if (mayPass(mine, priority)) {
+        if (op === kWaitForUnlock) {
+          free = isUnheld(Atomics.load(i32a, index));
+        } else {
+          // Free: taken here, so f runs before the first await.
+          free = holding = takeFree(i32a, index, mine);
+        }
       }
       if (!free) {
         if (timeout === 0) throw timeoutError(0);
-        const waiting = new AsyncWait(env, i32a, index, timeout, signal, timeoutError);
+        const deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
+        entry = join(mine, op, priority);
+        if (!goesOnUnheld(mine, entry)) {
+          parked = true;
+          const outcome = await ours(park(entry, deadline, signal));
+          parked = false;
+          if (outcome === GRANTED) holding = true;
+          else if (outcome === TIMED_OUT) throw timeoutError(timeout);
+          else if (outcome !== GO) throw abortReason(signal);
+        }
+      }
+      if (!free && !holding) {
+        entry.outcome = GO; // (when it was not woken so)
+        const remaining = remainingOf(entry, timeout);
+        if (remaining <= 0) throw timeoutError(timeout);
+        const waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout));
+        waiting.since = entry.since; // (this thread's takes have waited since)
         try {
           const w = waitState();
           for (;;) {
@@ -152,6 +226,12 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
           waiting.end();
         }
       }
+      if (entry !== null) {
+        // Out of the line once it holds the lock (or, waitForUnlock, saw it
+        // free): the next first contends for it, or waits for its release.
+        leaveLine(mine, entry);
+        entry = null;
+      }
       if (op === kWaitForUnlock) return undefined;
       if (op === kAcquire) {
         const release = releaserOf(lock);
@@ -163,9 +243,16 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       if (result !== null && (typeof result === 'object' || typeof result === 'function')) return await result;
       return result;
     } finally {
+      if (entry !== null) {
+        // A failed await of its turn (out of stack, or a program's `then`
+        // where %Promise% could not be found) may have left it in the line,
+        // or been handed the lock meanwhile: nobody else would release it.
+        if (parked && !wake(entry, GONE) && entry.outcome === GRANTED) holding = true;
+        leaveLine(mine, entry);
+      }
       if (holding) {
         try {
-          unlockHeld(lock.i32a, lock.index, mine); // an unlock error (misuse: f unlocked) wins over f's outcome
+          unlockMine(lock.i32a, lock.index, mine); // an unlock error (misuse: f unlocked) wins over f's outcome
         } catch (error) {
           if (!mine.held) throw error;
           // Still held: unlock() threw out of stack (f returned near the
@@ -173,10 +260,25 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
           // the bottom of the stack, after an await (of a non-promise: it
           // calls nothing).
           await undefined;
-          unlockHeld(lock.i32a, lock.index, mine);
+          unlockMine(lock.i32a, lock.index, mine);
         }
       }
     }
+  }
+
+  /** What is left of a take's `timeout` (ms) since it joined the line. */
+  function remainingOf(entry, timeout) {
+    return timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
+  }
+
+  /**
+   * Takes `entry` out of the line, and lets the next first go on to
+   * contend for the word unless the instance holds the lock (its release
+   * will hand it on).
+   */
+  function leaveLine(mine, entry) {
+    leave(entry);
+    wakeFirst(mine, !mine.held);
   }
 
   /**
@@ -215,14 +317,16 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       failed = true;
       result = error;
     }
-    // Released however f ended (a try/finally costs 12 instructions more).
-    // An unlock that threw with the lock released wins over f's outcome.
+    // Released however f ended (a try/finally costs 12 instructions more),
+    // to the first of the line if takes joined it meanwhile. An unlock that
+    // threw with the lock released wins over f's outcome.
     try {
-      unlockHeld(lock.i32a, lock.index, mine);
+      if (mine.first === null) unlockHeld(lock.i32a, lock.index, mine); // (unlockMine, inlined by hand)
+      else handOn(lock.i32a, lock.index, mine);
     } catch (unlockError) {
       if (!mine.held) throw unlockError;
       await undefined; // as in lockedAsync
-      unlockHeld(lock.i32a, lock.index, mine);
+      unlockMine(lock.i32a, lock.index, mine);
     }
     if (failed) throw result;
     return result;
@@ -267,7 +371,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       this.i32a = i32a;
       /** The state word's index in `i32a`. */
       this.index = index;
-      this.#state = { held: false, abandoned: false };
+      this.#state = { held: false, abandoned: false, first: null, last: null };
       word.claimOwner();
       // Should this thread end holding the lock, its teardown frees it.
       lockWatch(i32a, index, this);
@@ -305,10 +409,14 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       return lockSlow(i32a, index, ms, mine);
     }
 
-    /** Takes the lock if it is free, without waiting; returns whether it did. */
+    /**
+     * Takes the lock if it is free and no async take of this instance
+     * waits for it (they come first), without waiting; returns whether it
+     * did.
+     */
     tryLock() {
       const mine = stateOf(this);
-      return takeFree(this.i32a, this.index, mine);
+      return mine.first === null && takeFree(this.i32a, this.index, mine);
     }
 
     /**
@@ -319,7 +427,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      */
     unlock() {
       const mine = stateOf(this); // first: a bad `this` is told so before anything is read of it
-      unlockHeld(this.i32a, this.index, mine);
+      if (mine.first === null) unlockHeld(this.i32a, this.index, mine); // (unlockMine, inlined by hand)
+      else handOn(this.i32a, this.index, mine);
     }
 
     /** `unlock()` under async-mutex's name (through the instance: a subclass's unlock). */
@@ -328,9 +437,13 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       this.unlock();
     }
 
-    /** Whether any thread holds the lock now (a snapshot). */
+    /**
+     * Whether any thread holds the lock now, or an async take of this
+     * instance waits its turn (a snapshot).
+     */
     isLocked() {
-      return !isUnheld(Atomics.load(this.i32a, this.index));
+      const mine = stateIfLock(this);
+      return !isUnheld(Atomics.load(this.i32a, this.index)) || (mine !== undefined && mine.first !== null);
     }
 
     /**
@@ -381,7 +494,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       // compareExchange decides.
       if (options === undefined && typeof f === 'function') {
         const mine = stateIfLock(this);
-        if (mine !== undefined && this.i32a[this.index] === UNLOCKED) return runFree(this, mine, f);
+        if (mine !== undefined && mine.first === null && this.i32a[this.index] === UNLOCKED) return runFree(this, mine, f);
       }
       return lockedAsync(this, kExecute, f, options);
     }
@@ -447,7 +560,11 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      */
     forceUnlock() {
       const mine = stateOf(this);
-      return !isUnheld(releaseWord(this.i32a, this.index, mine, true));
+      try {
+        return !isUnheld(releaseWord(this.i32a, this.index, mine, true));
+      } finally {
+        wakeFirst(mine, true); // (its takes contend for the word again)
+      }
     }
 
     // Reads `#state` for the functions above, which are outside the class

@@ -74,14 +74,33 @@ function validateSignal(signal) {
   return signal;
 }
 
-/** `{ timeout, signal }` of the async methods → `{ timeout, signal }`, validated. */
+const kNoOptions = Object.freeze({ timeout: Infinity, signal: undefined, priority: 0 });
+
+/**
+ * `{ timeout, signal, priority }` of the async takes → the same, validated:
+ * `priority` (default 0) orders this instance's waiting takes, higher
+ * first (lib/line.js).
+ */
 function validateOptions(options) {
-  if (options === undefined) return { timeout: Infinity, signal: undefined };
+  if (options === undefined) return kNoOptions;
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`The "options" argument must be an object. Received ${describe(options)}`);
   }
   const timeout = options.timeout === undefined ? Infinity : validateTimeout(options.timeout, 'options.timeout');
-  return { timeout, signal: validateSignal(options.signal) };
+  const signal = validateSignal(options.signal);
+  const priority = options.priority === undefined ? 0 : validatePriority(options.priority, 'options.priority');
+  return { timeout, signal, priority };
+}
+
+/** A priority: any finite number (async-mutex's). */
+function validatePriority(priority, name) {
+  if (typeof priority !== 'number') {
+    throw new TypeError(`The "${name}" argument must be a number. Received ${describe(priority)}`);
+  }
+  if (!Number.isFinite(priority)) {
+    throw new RangeError(`The "${name}" argument must be a finite number. Received ${describe(priority)}`);
+  }
+  return priority;
 }
 
 /** The signal's reason; an AbortError like Node's where `reason` is missing (Node < 17.2). */
@@ -544,6 +563,7 @@ module.exports = {
   validateTimeout,
   validateCount,
   validateOptions,
+  validatePriority,
   validateSignal,
   abortReason,
 };

@@ -282,12 +282,15 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
     return true;
   }
 
+  /** Whether this thread holds the word uncontended (`me`: nobody queued on it, no hand-over asked). */
+  const heldAlone = (i32a, index) => Atomics.load(i32a, index) === me;
+
   /** Makes sure this thread has its owner id (before its first word). */
   function claimOwner() {
     if (me === 0) me = lockOwner(threadId) * 2;
   }
 
-  return { env, passOn, claimOwner, takeUnlocked, takeFree, claim, waitState, lockSlow, unlockHeld, releaseWord };
+  return { env, passOn, claimOwner, takeUnlocked, takeFree, heldAlone, claim, waitState, lockSlow, unlockHeld, releaseWord };
 }
 
 /** The threadId a word names as its holder, or null if nobody holds it. */

@@ -156,4 +156,4 @@ function pendingPromises(binding) {
   return table;
 }
 
-module.exports = { pendingPromises, kTable, IntrinsicPromise };
+module.exports = { pendingPromises, kTable, IntrinsicPromise, deferredWithoutConstructor };

@@ -65,10 +65,12 @@ const {
   makeReleaser,
   int32Slot,
   fromPosted,
+  ours,
   validateTimeout,
   validateOptions,
   abortReason,
 } = require('./core');
+const { newLine, join, leave, park, wake, wakeFirst, goesOn, mayPass, GO, TIMED_OUT, GONE } = require('./line');
 
 const READER = 1;
 const READERS = 0xfffff;
@@ -112,6 +114,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
   // meant for one: a wait that gives up after one has nothing to pass on.
   const env = waitEnv({ waitAsync, notify }, { leave: () => {} });
   let stakeIfRwLock;
+  let lineOf;
 
   /**
    * The stake of an RwLock of this factory, with a wake-up a release of
@@ -331,16 +334,33 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     if (run && typeof f !== 'function') {
       throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
     }
-    const { timeout, signal } = validateOptions(options);
+    const { timeout, signal, priority } = validateOptions(options);
     if (signal !== undefined && signal.aborted) throw abortReason(signal);
     const { i32a, index } = rwlock;
-    if (!takeAsync(i32a, index, stake, write)) {
+    const line = lineOf(rwlock);
+    // First come, first served among the instance's async takes, reads and
+    // writes alike (lib/line.js): one that finds others waiting joins the
+    // line, and only its first contends for the lock.
+    if (!(mayPass(line, priority) && takeAsync(i32a, index, stake, write))) {
       if (timeout === 0) throw timeoutError(0, write);
-      const waiting = new AsyncWait(env, i32a, index, timeout, signal, (ms) => timeoutError(ms, write));
+      const entry = join(line, write, priority);
+      let parked = false; // awaiting its turn in the line
+      let waiting = null;
       let counted = false; // this frame counts among the writers waiting
       let announced = false; // this frame counts in `waiters`
       let took = false;
       try {
+        if (!goesOn(line, entry)) {
+          parked = true;
+          const outcome = await ours(park(entry, entry.since + timeout, signal));
+          parked = false;
+          if (outcome === TIMED_OUT) throw timeoutError(timeout, write);
+          if (outcome !== GO) throw abortReason(signal);
+        }
+        entry.outcome = GO; // (when it was not woken so)
+        const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
+        if (remaining <= 0) throw timeoutError(timeout, write);
+        waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout, write));
         counted = write && countWaitingWriter(i32a, index, stake);
         for (;;) {
           Atomics.add(i32a, index + 1, 1);
@@ -365,7 +385,14 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
         try {
           if (counted && !took) uncountWaitingWriter(i32a, index, stake);
         } finally {
-          waiting.end();
+          try {
+            if (waiting !== null) waiting.end();
+          } finally {
+            // (A failed await of its turn may have left it parked.)
+            if (parked) wake(entry, GONE);
+            leave(entry);
+            wakeFirst(line, true);
+          }
         }
       }
     }
@@ -403,6 +430,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
    */
   class RwLock {
     #stake; // Int32Array(3): the share of `state`, waits announced, a wake-up owed (see above)
+    #line = newLine(); // the instance's async takes that wait their turn (lib/line.js)
 
     /**
      * `new RwLock()` (a fresh 8-byte SharedArrayBuffer), `new RwLock(sab)`,
@@ -610,7 +638,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
       giveWrite(this.i32a, this.index, stake);
     }
 
-    // Reads `#stake` for the functions above; taken off the class below.
+    // Read `#stake` and `#line` for the functions above; taken off the class below.
     static stakeIfRwLock(rwlock) {
       try {
         return rwlock.#stake;
@@ -618,9 +646,15 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
         return undefined;
       }
     }
+
+    static lineOf(rwlock) {
+      return rwlock.#line; // (of an instance stakeOf took)
+    }
   }
   stakeIfRwLock = RwLock.stakeIfRwLock;
+  lineOf = RwLock.lineOf;
   delete RwLock.stakeIfRwLock;
+  delete RwLock.lineOf;
 
   /** The bytes of SharedArrayBuffer an RwLock takes (two Int32s). */
   RwLock.BYTES = 8;

@@ -46,11 +46,13 @@ const {
   makeReleaser,
   int32Slot,
   fromPosted,
+  ours,
   validateTimeout,
   validateCount,
   validateOptions,
   abortReason,
 } = require('./core');
+const { newLine, join, leave, park, wake, wakeFirst, goesOn, mayPass, GO, TIMED_OUT, GONE } = require('./line');
 
 const kMaxPermits = 0x7fffffff;
 // The binding's stake kind of a Semaphore (src/napi/stakes.rs).
@@ -84,6 +86,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
   // wait that gives up after one has nothing to pass on.
   const env = waitEnv({ waitAsync, notify }, { leave: () => {} });
   let stakeIfSemaphore;
+  let lineOf;
 
   /** The stake of a Semaphore of this factory; a TypeError for anything else. */
   function stakeOf(semaphore) {
@@ -195,14 +198,32 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
       throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
     }
     n = validatePermits(semaphore, stake, n);
-    const { timeout, signal } = validateOptions(options);
+    const { timeout, signal, priority } = validateOptions(options);
     if (signal !== undefined && signal.aborted) throw abortReason(signal);
     const { i32a, index } = semaphore;
-    if (!take(i32a, index, stake, n)) {
+    const line = lineOf(semaphore);
+    // First come, first served among the instance's async takes (lib/line.js):
+    // one that finds others waiting joins the line, and only its first
+    // contends for the permits (a heavy request holds lighter ones behind
+    // it off, so that it runs eventually).
+    if (!(mayPass(line, priority) && take(i32a, index, stake, n))) {
       if (timeout === 0) throw timeoutError(0);
-      const waiting = new AsyncWait(env, i32a, index, timeout, signal, timeoutError);
+      const entry = join(line, n, priority);
+      let parked = false; // awaiting its turn in the line
+      let waiting = null;
       let announced = false; // this frame counts in `waiters`
       try {
+        if (!goesOn(line, entry)) {
+          parked = true;
+          const outcome = await ours(park(entry, entry.since + timeout, signal));
+          parked = false;
+          if (outcome === TIMED_OUT) throw timeoutError(timeout);
+          if (outcome !== GO) throw abortReason(signal);
+        }
+        entry.outcome = GO; // (when it was not woken so)
+        const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
+        if (remaining <= 0) throw timeoutError(timeout);
+        waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout));
         for (;;) {
           Atomics.add(i32a, index + 1, 1);
           stake[kAnnounced]++;
@@ -222,7 +243,14 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
           Atomics.sub(i32a, index + 1, 1);
           stake[kAnnounced]--;
         }
-        waiting.end();
+        try {
+          if (waiting !== null) waiting.end();
+        } finally {
+          // (A failed await of its turn may have left it parked.)
+          if (parked) wake(entry, GONE);
+          leave(entry);
+          wakeFirst(line, true);
+        }
       }
     }
     if (!run) {
@@ -259,6 +287,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    */
   class Semaphore {
     #stake; // Int32Array(4): permits held, waits announced, the total, a wake-up owed (see above)
+    #line = newLine(); // the instance's async takes that wait their turn (lib/line.js)
 
     /**
      * `new Semaphore(permits)` (a fresh 12-byte SharedArrayBuffer), `new
@@ -407,7 +436,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
       give(this.i32a, this.index, stake, n);
     }
 
-    // Reads `#stake` for the functions above; taken off the class below.
+    // Read `#stake` and `#line` for the functions above; taken off the class below.
     static stakeIfSemaphore(semaphore) {
       try {
         return semaphore.#stake;
@@ -415,9 +444,15 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
         return undefined;
       }
     }
+
+    static lineOf(semaphore) {
+      return semaphore.#line; // (of an instance stakeOf took)
+    }
   }
   stakeIfSemaphore = Semaphore.stakeIfSemaphore;
+  lineOf = Semaphore.lineOf;
   delete Semaphore.stakeIfSemaphore;
+  delete Semaphore.lineOf;
 
   /** The bytes of SharedArrayBuffer a semaphore takes (three Int32s). */
   Semaphore.BYTES = 12;

@@ -154,7 +154,8 @@ describe('RwLock', function () {
     assert.strictEqual(rwlock.tryRead(), false, 'a try of its own instance too');
     assert.strictEqual(rwlock.readSync(1000), true, 'a blocking read of its own instance is not');
     const asyncRead = rwlock.runShared(() => order.push('async read'));
-    await until(() => queued(rwlock) === 2, 'the async read to wait behind the write');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.strictEqual(queued(rwlock), 1, "the async read waits in the instance's line, behind the write");
     rwlock.releaseRead();
     reader.releaseRead();
     await Promise.all([write, asyncRead]);
@@ -300,7 +301,9 @@ describe('RwLock', function () {
     await assert.rejects(rwlock.read({ signal: aborted.signal }), { name: 'AbortError' });
     const controller = makeAbortController();
     const other = rwlock.read();
-    const mine = rwlock.write({ signal: controller.signal });
+    // (Through another instance, so that both wait on the word: one of the
+    // same instance would wait in its line, first-come-first-served.spec.js.)
+    const mine = RwLock.from(rwlock).write({ signal: controller.signal });
     await until(() => queued(rwlock) === 2, 'both to queue');
     const reason = new Error('stop');
     controller.abort(reason);

@@ -145,7 +145,9 @@ describe('Semaphore', function () {
     await assert.rejects(semaphore.acquire(1, { signal: aborted.signal }), { name: 'AbortError' });
     const controller = makeAbortController();
     const other = semaphore.acquire(1);
-    const mine = semaphore.acquire(1, { signal: controller.signal });
+    // (Through another instance, so that both wait on the word: one of the
+    // same instance would wait in its line, first-come-first-served.spec.js.)
+    const mine = Semaphore.from(semaphore).acquire(1, { signal: controller.signal });
     await until(() => queued(semaphore) === 2, 'both to queue');
     const reason = new Error('stop');
     controller.abort(reason);

@@ -98,7 +98,8 @@ describe('AsyncLock hands the lock over to a waiter that has waited long', funct
   it('a release by a thread with async waits of its own on the lock does not hand it over (they could not take it before it yields)', async () => {
     const lock = new AsyncLock();
     lock.lock();
-    const queued = lock.executeLocked(() => 'ran');
+    // (Another instance's: one of this instance's own would wait in its line, off the word.)
+    const queued = new AsyncLock(lock.sab).executeLocked(() => 'ran');
     await until(() => waitersForTesting(lock.i32a, 0).registry === 1, 'the wait to queue');
     Atomics.or(lock.i32a, 0, FAIR);
     lock.unlock();

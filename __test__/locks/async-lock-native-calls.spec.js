@@ -62,11 +62,26 @@ describe('AsyncLock native calls', function () {
     assert.deepStrictEqual(calls, { wait: 0, waitAsync: 0, notify: 0 });
   });
 
+  it("a release to a take waiting in the instance's line makes no native call", async () => {
+    const { AsyncLock, calls } = countingLock();
+    const lock = new AsyncLock();
+    const release = await lock.acquire();
+    const queued = [lock.executeLocked(() => 'second'), lock.acquire(), lock.waitForUnlock()];
+    assert.strictEqual(lock.i32a[0] & 1, 0, 'nobody waits on the word');
+    release();
+    assert.strictEqual(await queued[0], 'second');
+    (await queued[1])();
+    await queued[2];
+    assert.strictEqual(lock.isLocked(), false);
+    assert.deepStrictEqual(calls, { wait: 0, waitAsync: 0, notify: 0 });
+  });
+
   it('unlock notifies exactly once when someone waits (the WAITERS bit), and not after', async () => {
     const { AsyncLock, calls } = countingLock();
     const lock = new AsyncLock();
     const release = await lock.acquire();
-    const queued = lock.executeLocked(() => 'second');
+    // (Another instance's take: one of this instance's would wait in its line, off the word.)
+    const queued = new AsyncLock(lock.sab).executeLocked(() => 'second');
     assert.strictEqual(lock.i32a[0] & 1, 1, 'the word says someone waits');
     assert.deepStrictEqual(calls, { wait: 0, waitAsync: 1, notify: 0 });
     release();

@@ -87,8 +87,8 @@ describe('AsyncLock timeouts and aborts', function () {
     const controller = makeAbortController();
     const reason = new Error('user cancelled');
     const got = lock.acquire({ signal: controller.signal, timeout: 60000 });
-    const free = lock.waitForUnlock({ signal: controller.signal });
-    await queued(2);
+    const free = lock.waitForUnlock({ signal: controller.signal }); // (behind it, in the instance's line)
+    await queued(1);
     controller.abort(reason);
     await assert.rejects(got, (e) => e === reason);
     await assert.rejects(free, (e) => e === reason);

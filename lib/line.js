@@ -1,0 +1,183 @@
+'use strict';
+// A line: the async takers of one instance of a primitive (AsyncLock,
+// Semaphore, RwLock) that wait their turn, first come, first served. Only
+// the first of the line contends for the shared word (and waits on it, with
+// the package's waitAsync, when it must); the others wait here, on a
+// promise of their own, until the first has taken what it wanted or given
+// up. So a task that releases and at once asks again queues behind the
+// tasks of its thread that asked before it, instead of taking the word
+// again before they run (the starvation of one thread's async waiters).
+//
+// Between threads nothing changes: the first of each thread's line
+// contends for the word as any waiter does.
+//
+// An entry's life:
+//
+//   WAITING   parked in the line (or the first, before it goes on)
+//   GO        the first, contending for the word: woken here when the entry
+//             before it left (took, timed out, aborted), or it found the
+//             line empty
+//   GRANTED   handed the hold by a release of its own instance (AsyncLock:
+//             the word stays held by this thread, no native call)
+//   TIMED_OUT, ABORTED, GONE   gave up while parked (its timer, its signal,
+//             or its frame failed)
+//
+// Only `wake` moves an entry on from WAITING, once: whichever of a
+// release, its timer or its signal comes first decides.
+//
+// Priorities (async-mutex's): a higher priority goes before lower ones
+// already waiting, equal priorities in the order they came. The primitives
+// of the package always use 0.
+
+const timers = require('timers');
+const { performance } = require('perf_hooks');
+const { IntrinsicPromise, deferredWithoutConstructor } = require('./pending');
+
+// Node's timers as found at load: a program's fake timers installed later
+// (sinon's) neither fire a parked take's timeout nor keep it from firing,
+// as they do not the waits of the word.
+const setTimer = timers.setTimeout;
+const clearTimer = timers.clearTimeout;
+
+const WAITING = 0;
+const GO = 1;
+const GRANTED = 2;
+const TIMED_OUT = 3;
+const ABORTED = 4;
+const GONE = 5;
+
+/** An empty line (one per instance). */
+const newLine = () => ({ first: null, last: null });
+
+/**
+ * Adds a take for `want` (what it asks for: permits, a mode) with
+ * `priority` to `line`, behind every entry of the same or a higher
+ * priority; returns its entry.
+ */
+function join(line, want, priority) {
+  const entry = {
+    line,
+    prev: null,
+    next: null,
+    want,
+    priority,
+    since: performance.now(),
+    outcome: WAITING,
+    resolve: null,
+    timer: null,
+    signal: undefined,
+    onAbort: null,
+  };
+  let before = line.last;
+  while (before !== null && before.priority < priority) before = before.prev;
+  entry.prev = before;
+  entry.next = before === null ? line.first : before.next;
+  if (entry.next === null) line.last = entry;
+  else entry.next.prev = entry;
+  if (before === null) line.first = entry;
+  else before.next = entry;
+  return entry;
+}
+
+/** Takes `entry` out of its line (nothing if it is out already). */
+function leave(entry) {
+  const line = entry.line;
+  if (line === null) return;
+  if (entry.prev === null) line.first = entry.next;
+  else entry.prev.next = entry.next;
+  if (entry.next === null) line.last = entry.prev;
+  else entry.next.prev = entry.prev;
+  entry.line = entry.prev = entry.next = null;
+}
+
+/** An intrinsic promise and its resolve function (`{ promise, resolve }`). */
+function deferred() {
+  if (IntrinsicPromise === undefined) return deferredWithoutConstructor();
+  let resolve;
+  const promise = new IntrinsicPromise((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/**
+ * Parks `entry` until `wake` moves it on: returns the promise (an
+ * intrinsic one) of its outcome. A finite `deadline` (performance.now()
+ * ms) wakes it TIMED_OUT then, a signal ABORTED when it aborts.
+ */
+function park(entry, deadline, signal) {
+  const { promise, resolve } = deferred();
+  entry.resolve = resolve;
+  if (deadline !== Infinity) {
+    entry.timer = setTimer(giveUp, Math.max(0, deadline - performance.now()), entry, TIMED_OUT);
+  }
+  if (signal !== undefined) {
+    entry.signal = signal;
+    entry.onAbort = () => giveUp(entry, ABORTED);
+    signal.addEventListener('abort', entry.onAbort);
+  }
+  return promise;
+}
+
+/**
+ * A parked entry's timeout or abort: woken so, and out of the line at once
+ * (a release that comes before its frame runs hands on to the next).
+ */
+function giveUp(entry, outcome) {
+  if (wake(entry, outcome)) leave(entry);
+}
+
+/**
+ * Moves `entry` on from WAITING to `outcome` and settles its parked
+ * promise, if it is still WAITING; returns whether it did.
+ */
+function wake(entry, outcome) {
+  if (entry.outcome !== WAITING) return false;
+  const resolve = entry.resolve;
+  entry.outcome = outcome;
+  if (resolve !== null) {
+    try {
+      resolve(outcome);
+    } catch (error) {
+      entry.outcome = WAITING; // (out of stack, before it resolved: nothing changed)
+      throw error;
+    }
+  }
+  entry.resolve = null;
+  const { timer, onAbort } = entry;
+  entry.timer = entry.onAbort = null;
+  // Best effort: a timer or a listener left behind finds the entry moved
+  // on already, and does nothing.
+  try {
+    if (timer !== null) clearTimer(timer);
+  } catch (_) {}
+  try {
+    if (onAbort !== null) entry.signal.removeEventListener('abort', onAbort);
+  } catch (_) {}
+  return true;
+}
+
+/**
+ * Whether a take of `priority` may go before `line`: the line is empty, or
+ * its first has a lower priority and waits parked (not contending).
+ */
+const mayPass = (line, priority) =>
+  line.first === null || (line.first.priority < priority && line.first.outcome === WAITING);
+
+/**
+ * Whether `entry`, which just joined `line`, goes on to contend for the
+ * word at once: it is the first, and no entry behind it (of a lower
+ * priority, which it passed) contends already.
+ */
+const goesOn = (line, entry) => entry === line.first && (entry.next === null || entry.next.outcome !== GO);
+
+/**
+ * The line's first entry, if it is parked and `mayGo`: woken GO, to
+ * contend for the word (after the entry before it left).
+ */
+function wakeFirst(line, mayGo) {
+  const first = line.first;
+  if (first !== null && mayGo) wake(first, GO);
+}
+
+module.exports = { newLine, deferred, join, leave, park, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT, ABORTED, GONE };
