@@ -208,3 +208,32 @@ lockA.abandoned = false;
 // @ts-expect-error: holder() may be null
 const holderNumber: number = lockA.holder();
 void holderNumber;
+
+// Priorities on the takes of the lock family.
+void lockA.acquire({ priority: 2 });
+// @ts-expect-error: a priority is a number
+void lockA.acquire({ priority: 'high' });
+// @ts-expect-error: a condition's wait takes no priority
+void cond.waitAsync(lockA, { priority: 1 });
+
+// atomics-waitasync/async-mutex: async-mutex's API.
+import { Mutex, Semaphore as AmSemaphore, withTimeout, tryAcquire, E_CANCELED, E_TIMEOUT, MutexInterface, SemaphoreInterface } from '../../async-mutex';
+const amMutex: MutexInterface = new Mutex(new Error('canceled'));
+const amSemaphore: SemaphoreInterface = new AmSemaphore(-2);
+async function amUsage(): Promise<void> {
+  const release: MutexInterface.Releaser = await amMutex.acquire(5);
+  release();
+  const [value, releasePermits] = await amSemaphore.acquire(2, 1);
+  const n: number = value;
+  releasePermits();
+  const result: string = await withTimeout(amMutex, 100).runExclusive(() => 'x' + n);
+  await tryAcquire(amSemaphore).runExclusive((v: number) => v);
+  const posted = Mutex.from({ sab: new SharedArrayBuffer(4), i32a: new Int32Array(new SharedArrayBuffer(4)), index: 0 });
+  posted.cancel();
+  void [result, E_CANCELED, E_TIMEOUT];
+}
+void amUsage;
+// @ts-expect-error: a Mutex's acquire takes a priority, not a weight and a priority
+void amMutex.acquire(1, 2);
+// @ts-expect-error: a Semaphore is made from a value
+new AmSemaphore();
