@@ -82,7 +82,7 @@ function resolves(id) {
  * that is there but throws when loaded is an error, not an n/a.
  */
 function packageAsyncMutex() {
-  for (const id of ['../lib/async-mutex', 'atomics-waitasync/async-mutex']) {
+  for (const id of ['../async-mutex', 'atomics-waitasync/async-mutex']) {
     if (resolves(id)) return require(id);
   }
   return null;
@@ -167,7 +167,7 @@ const ROWS = [
     missing: notBuilt,
     make: () => new (packageAsyncMutex().Mutex)(),
     take: acquireRelease,
-    worker: null,
+    worker: 'AsyncLock', // (its word is an AsyncLock's: the workers take it blocking)
   },
   {
     name: 'atomics-waitasync/async-mutex Semaphore(1)',

@@ -234,7 +234,9 @@ describe('atomics-waitasync/async-mutex', function () {
       if (how === 'terminate') await w.terminate();
       else w.postMessage('exit');
       await w.done();
-      (await taken)();
+      const release = await taken;
+      assert.strictEqual(release.abandoned, true, 'the next holder is told');
+      release();
       assert.strictEqual(semaphore.getValue(), 3 + 4, 'the permit it held came back; the 4 it added stay');
     });
   }
