@@ -43,7 +43,7 @@ const {
   HANDED,
   kGrace,
 } = require('./owned-word');
-const { join, leave, park, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT, GONE } = require('./line');
+const { join, leave, park, unpark, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT, GONE } = require('./line');
 
 // The post's statics, kept for code that reads them; the word no longer
 // holds them (see above).
@@ -95,24 +95,25 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       unlockHeld(i32a, index, mine);
       return;
     }
-    handOn(i32a, index, mine);
+    handOn(i32a, index, mine, true);
   }
 
   /**
    * unlockMine with takes in the line. Its first, parked, is handed the
    * hold when the word says this thread holds it and nobody else is
    * queued on it or asked for a hand-over (`me`): the word stays as it is,
-   * no native call. Else the word is released as by unlockHeld (a thread
-   * that waits gets its turn, or its hand-over when it waited long), and
-   * the first goes on to contend for it.
+   * no native call. Else (or without `grant`: unlock(), after which the
+   * thread may block in lock(), which the first could not run through)
+   * the word is released as by unlockHeld (a thread that waits gets its
+   * turn, or its hand-over when it waited long), and the first goes on to
+   * contend for it.
    */
-  function handOn(i32a, index, mine) {
+  function handOn(i32a, index, mine, grant) {
     if (!mine.held) throw notHeldError();
     const first = mine.first;
-    if (first.outcome === WAITING && first.want !== kWaitForUnlock && heldAlone(i32a, index)) {
+    if (grant && first.outcome === WAITING && first.want !== kWaitForUnlock && heldAlone(i32a, index)) {
       mine.abandoned = false;
-      wake(first, GRANTED); // (throws before anything changed, or not at all)
-      leave(first);
+      wake(first, GRANTED, true); // (throws before anything changed, or not at all)
       return;
     }
     try {
@@ -182,9 +183,10 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
           parked = true;
           const outcome = await ours(park(entry, deadline, signal));
           parked = false;
+          unpark(entry);
           if (outcome === GRANTED) holding = true;
           else if (outcome === TIMED_OUT) throw timeoutError(timeout);
-          else if (outcome !== GO) throw abortReason(signal);
+          else if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
       }
       if (!free && !holding) {
@@ -247,7 +249,14 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
         // A failed await of its turn (out of stack, or a program's `then`
         // where %Promise% could not be found) may have left it in the line,
         // or been handed the lock meanwhile: nobody else would release it.
-        if (parked && !wake(entry, GONE) && entry.outcome === GRANTED) holding = true;
+        if (parked) {
+          if (!wake(entry, GONE) && entry.outcome === GRANTED) holding = true;
+          try {
+            unpark(entry);
+          } catch (_) {
+            // (a timer or listener left behind finds it moved on, and does nothing)
+          }
+        }
         leaveLine(mine, entry);
       }
       if (holding) {
@@ -322,7 +331,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     // threw with the lock released wins over f's outcome.
     try {
       if (mine.first === null) unlockHeld(lock.i32a, lock.index, mine); // (unlockMine, inlined by hand)
-      else handOn(lock.i32a, lock.index, mine);
+      else handOn(lock.i32a, lock.index, mine, true);
     } catch (unlockError) {
       if (!mine.held) throw unlockError;
       await undefined; // as in lockedAsync
@@ -427,8 +436,9 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      */
     unlock() {
       const mine = stateOf(this); // first: a bad `this` is told so before anything is read of it
-      if (mine.first === null) unlockHeld(this.i32a, this.index, mine); // (unlockMine, inlined by hand)
-      else handOn(this.i32a, this.index, mine);
+      // (No hand-over to a parked take: the thread may block in lock() next.)
+      if (mine.first === null) unlockHeld(this.i32a, this.index, mine);
+      else handOn(this.i32a, this.index, mine, false);
     }
 
     /** `unlock()` under async-mutex's name (through the instance: a subclass's unlock). */

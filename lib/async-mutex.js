@@ -49,7 +49,7 @@ const {
   ours,
   validatePriority,
 } = require('./core');
-const { newLine, deferred, join, leave, park, wake, mayPass, WAITING, GRANTED, ABORTED, GONE } = require('./line');
+const { newLine, deferred, join, leave, park, unpark, wake, mayPass, WAITING, GRANTED, ABORTED, GONE } = require('./line');
 const { heldStateReader } = require('./async-lock');
 
 // async-mutex's errors, by identity: code compares with them (e === E_CANCELED).
@@ -320,8 +320,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
       const before = take(s, first.want);
       if (before === null) return;
       first.value = before;
-      wake(first, GRANTED);
-      leave(first);
+      wake(first, GRANTED, true);
     }
   }
 
@@ -345,11 +344,17 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
     }
   }
 
-  /** Whether the value `seen` lets the first take or a waitForUnlock() go. */
+  /**
+   * Whether the value `seen` lets the first take or a waitForUnlock() go
+   * (by drainUnlockWaiters' rule: else the pump would look again at once,
+   * for good).
+   */
   function mayGo(s, seen) {
     const first = s.line.first;
     if (first !== null && seen >= first.want) return true;
-    for (const waiter of s.unlockWaiters) if (waiter.weight <= seen) return true;
+    for (const waiter of s.unlockWaiters) {
+      if (waiter.weight <= seen && (first === null || waiter.priority > first.priority)) return true;
+    }
     return false;
   }
 
@@ -357,7 +362,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
   function startPump(s) {
     if (s.pumping) return;
     s.pumping = true;
-    pump(s).then(undefined, () => {}); // (pump catches what it can; the rest is nobody's)
+    pump(s); // (never rejects)
   }
 
   /**
@@ -395,6 +400,9 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
           waiting.end();
         }
       }
+    } catch (_) {
+      // (Out of stack or a failed wait: it stops; the instance's next
+      // take, release or waitForUnlock starts it again.)
     } finally {
       s.pumping = false;
     }
@@ -415,11 +423,12 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
       startPump(s);
       const outcome = await ours(park(entry, Infinity, undefined));
       parked = false;
+      unpark(entry);
       if (outcome !== GRANTED) throw s.cancelError;
       return [entry.value, releaserOf(s, weight)];
     } finally {
       // (A failed await of its turn: out of the line; given back if it was handed them.)
-      if (parked && !wake(entry, GONE) && entry.outcome === GRANTED) give(s, weight);
+      if (parked && !wake(entry, GONE, true) && entry.outcome === GRANTED) give(s, weight);
       leave(entry);
     }
   }
@@ -539,8 +548,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
       const s = stateOf(this);
       for (let entry = s.line.first; entry !== null; ) {
         const next = entry.next;
-        wake(entry, ABORTED);
-        leave(entry);
+        wake(entry, ABORTED, true);
         entry = next;
       }
       if (s.pumpCanceller !== null && s.unlockWaiters.length === 0) s.pumpCanceller.abort();
@@ -654,10 +662,16 @@ function withTimeout(sync, timeout, timeoutError = E_TIMEOUT) {
       checkWeight(weight);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(timeoutError), timeout);
-        (semaphore ? sync.waitForUnlock(weight, priority) : sync.waitForUnlock(priority)).then(() => {
-          clearTimeout(timer);
-          resolve();
-        });
+        (semaphore ? sync.waitForUnlock(weight, priority) : sync.waitForUnlock(priority)).then(
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          (error) => {
+            clearTimeout(timer);
+            reject(error);
+          }
+        );
       });
     },
 

@@ -97,6 +97,8 @@ function deferred() {
   const promise = new IntrinsicPromise((r) => {
     resolve = r;
   });
+  // (An executor that ran out of stack makes a rejected promise, not a throw.)
+  if (resolve === undefined) throw new RangeError('Maximum call stack size exceeded');
   return { promise, resolve };
 }
 
@@ -124,14 +126,14 @@ function park(entry, deadline, signal) {
  * (a release that comes before its frame runs hands on to the next).
  */
 function giveUp(entry, outcome) {
-  if (wake(entry, outcome)) leave(entry);
+  wake(entry, outcome, true);
 }
 
 /**
  * Moves `entry` on from WAITING to `outcome` and settles its parked
  * promise, if it is still WAITING; returns whether it did.
  */
-function wake(entry, outcome) {
+function wake(entry, outcome, unlink) {
   if (entry.outcome !== WAITING) return false;
   const resolve = entry.resolve;
   entry.outcome = outcome;
@@ -144,17 +146,31 @@ function wake(entry, outcome) {
     }
   }
   entry.resolve = null;
+  if (unlink === true) {
+    // leave(entry), written out: no call that could fail once it was woken.
+    const line = entry.line;
+    if (line !== null) {
+      if (entry.prev === null) line.first = entry.next;
+      else entry.prev.next = entry.next;
+      if (entry.next === null) line.last = entry.prev;
+      else entry.next.prev = entry.prev;
+      entry.line = entry.prev = entry.next = null;
+    }
+  }
+  return true;
+}
+
+/**
+ * Its frame's part, once its parked promise settled (or its await
+ * failed), from the bottom of its stack: clears its timer and its abort
+ * listener. (Not in wake: a release deep in a stack must not call into
+ * Node's timers, which a failure half-way through would leave corrupted.)
+ */
+function unpark(entry) {
   const { timer, onAbort } = entry;
   entry.timer = entry.onAbort = null;
-  // Best effort: a timer or a listener left behind finds the entry moved
-  // on already, and does nothing.
-  try {
-    if (timer !== null) clearTimer(timer);
-  } catch (_) {}
-  try {
-    if (onAbort !== null) entry.signal.removeEventListener('abort', onAbort);
-  } catch (_) {}
-  return true;
+  if (timer !== null) clearTimer(timer);
+  if (onAbort !== null) entry.signal.removeEventListener('abort', onAbort);
 }
 
 /**
@@ -180,4 +196,4 @@ function wakeFirst(line, mayGo) {
   if (first !== null && mayGo) wake(first, GO);
 }
 
-module.exports = { newLine, deferred, join, leave, park, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT, ABORTED, GONE };
+module.exports = { newLine, deferred, join, leave, park, unpark, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT, ABORTED, GONE };

@@ -70,7 +70,7 @@ const {
   validateOptions,
   abortReason,
 } = require('./core');
-const { newLine, join, leave, park, wake, wakeFirst, goesOn, mayPass, GO, TIMED_OUT, GONE } = require('./line');
+const { newLine, join, leave, park, unpark, wake, wakeFirst, goesOn, mayPass, GO, TIMED_OUT, GONE } = require('./line');
 
 const READER = 1;
 const READERS = 0xfffff;
@@ -354,8 +354,9 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
           parked = true;
           const outcome = await ours(park(entry, entry.since + timeout, signal));
           parked = false;
+          unpark(entry);
           if (outcome === TIMED_OUT) throw timeoutError(timeout, write);
-          if (outcome !== GO) throw abortReason(signal);
+          if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
         entry.outcome = GO; // (when it was not woken so)
         const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
@@ -389,7 +390,14 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
             if (waiting !== null) waiting.end();
           } finally {
             // (A failed await of its turn may have left it parked.)
-            if (parked) wake(entry, GONE);
+            if (parked) {
+              wake(entry, GONE);
+              try {
+                unpark(entry);
+              } catch (_) {
+                // (a timer or listener left behind finds it moved on, and does nothing)
+              }
+            }
             leave(entry);
             wakeFirst(line, true);
           }

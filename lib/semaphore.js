@@ -52,7 +52,7 @@ const {
   validateOptions,
   abortReason,
 } = require('./core');
-const { newLine, join, leave, park, wake, wakeFirst, goesOn, mayPass, GO, TIMED_OUT, GONE } = require('./line');
+const { newLine, join, leave, park, unpark, wake, wakeFirst, goesOn, mayPass, GO, TIMED_OUT, GONE } = require('./line');
 
 const kMaxPermits = 0x7fffffff;
 // The binding's stake kind of a Semaphore (src/napi/stakes.rs).
@@ -217,8 +217,9 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
           parked = true;
           const outcome = await ours(park(entry, entry.since + timeout, signal));
           parked = false;
+          unpark(entry);
           if (outcome === TIMED_OUT) throw timeoutError(timeout);
-          if (outcome !== GO) throw abortReason(signal);
+          if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
         entry.outcome = GO; // (when it was not woken so)
         const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
@@ -247,7 +248,14 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
           if (waiting !== null) waiting.end();
         } finally {
           // (A failed await of its turn may have left it parked.)
-          if (parked) wake(entry, GONE);
+          if (parked) {
+            wake(entry, GONE);
+            try {
+              unpark(entry);
+            } catch (_) {
+              // (a timer or listener left behind finds it moved on, and does nothing)
+            }
+          }
           leave(entry);
           wakeFirst(line, true);
         }

@@ -10,6 +10,7 @@ const path = require('path');
 const { Worker } = require('worker_threads');
 const am = require('../../async-mutex');
 const { root } = require('../helpers');
+const { waitersForTesting } = require('../..');
 
 const { Mutex, Semaphore, withTimeout, tryAcquire, E_TIMEOUT, E_ALREADY_LOCKED, E_CANCELED } = am;
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -36,6 +37,13 @@ function entryWorker(body, workerData) {
 
 describe('atomics-waitasync/async-mutex', function () {
   this.timeout(60000);
+
+  afterEach(async () => {
+    // Nothing of a test left waiting in this thread (it would keep it alive).
+    const probe = new Int32Array(new SharedArrayBuffer(4));
+    for (let i = 0; i < 1000 && waitersForTesting(probe, 0).pending !== 0; i++) await turn();
+    assert.strictEqual(waitersForTesting(probe, 0).pending, 0, 'no waitAsync left pending in this thread');
+  });
 
   it('exports async-mutex 0.5\'s names, from require and import alike', async () => {
     assert.deepStrictEqual(Object.keys(am).sort(), ['E_ALREADY_LOCKED', 'E_CANCELED', 'E_TIMEOUT', 'Mutex', 'Semaphore', 'tryAcquire', 'withTimeout']);
@@ -131,7 +139,12 @@ describe('atomics-waitasync/async-mutex', function () {
     await assert.rejects(tryAcquire(mutex).acquire(), (e) => e === E_ALREADY_LOCKED);
     await assert.rejects(withTimeout(mutex, 10).acquire(), (e) => e === E_TIMEOUT);
     const mine = new Error('mine');
-    await assert.rejects(withTimeout(new Semaphore(0), 10, mine).runExclusive(() => 1), (e) => e === mine);
+    const empty = new Semaphore(0);
+    await assert.rejects(withTimeout(empty, 10, mine).runExclusive(() => 1), (e) => e === mine);
+    // Its take still waits (as async-mutex's would), keeping this thread alive: canceled, it is gone.
+    assert.strictEqual(waitersForTesting(empty.i32a, 0).registry, 1);
+    empty.cancel();
+    while (waitersForTesting(empty.i32a, 0).registry !== 0) await turn();
     release();
     while (mutex.isLocked()) await turn(); // the late takes took it and gave it back
     assert.strictEqual(await tryAcquire(mutex).runExclusive(() => 'free'), 'free');
@@ -245,3 +258,19 @@ describe('atomics-waitasync/async-mutex', function () {
 function kMax() {
   return 2 ** 31 - 1;
 }
+
+describe('atomics-waitasync/async-mutex, what a review found', function () {
+  this.timeout(60000);
+
+  it('a waitForUnlock held back only by a take of higher priority does not spin the thread', async () => {
+    const semaphore = new Semaphore(0);
+    const heavy = semaphore.acquire(2);
+    const free = semaphore.waitForUnlock(1);
+    semaphore.release(1); // covers the waitForUnlock's weight, not its turn
+    await new Promise((resolve) => setTimeout(resolve, 20)); // (a timer still fires: the loop turns)
+    semaphore.release(1);
+    const [, release] = await heavy;
+    release();
+    await free;
+  });
+});

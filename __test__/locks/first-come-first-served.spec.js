@@ -236,3 +236,37 @@ describe('first come, first served among one thread\'s async takes', function ()
     });
   }
 });
+
+describe('first come, first served, what a review found', function () {
+  this.timeout(60000);
+
+  it('unlock() does not hand the lock to a parked take: a blocking lock() right after it takes it, and the take runs after', async () => {
+    const lock = new AsyncLock();
+    lock.lock();
+    let inside = false;
+    const take = lock.executeLocked(() => {
+      assert.strictEqual(inside, false, 'ran while lock() held it');
+    });
+    lock.unlock();
+    assert.strictEqual(lock.lock(1000), true, 'not ERR_ASYNC_LOCK_DEADLOCK');
+    inside = true;
+    await turn();
+    inside = false;
+    lock.unlock();
+    await take;
+    assert.strictEqual(lock.isLocked(), false);
+  });
+
+  it('an abort that comes after a take was woken to contend, before it ran, rejects it', async () => {
+    const semaphore = new Semaphore(1);
+    const controller = makeAbortController();
+    let second;
+    const first = semaphore.runExclusive(() => {
+      second = semaphore.acquire(1, { signal: controller.signal });
+    });
+    await first; // gave back, woke the second to contend
+    controller.abort(new Error('late'));
+    await assert.rejects(second, { message: 'late' });
+    assert.strictEqual(semaphore.available, 1);
+  });
+});
