@@ -196,6 +196,14 @@ function primitiveWorker(uses, body, workerData, options) {
   `,
     Object.assign({ eval: true, workerData: Object.assign({ root }, workerData) }, options)
   );
+  return withMessages(w);
+}
+
+/**
+ * Gives a Worker `w.next()`, which resolves with its next message, and
+ * `w.done()`, which resolves when it exits (rejects if it fails).
+ */
+function withMessages(w) {
   const messages = [];
   const waiting = [];
   w.on('message', (m) => (waiting.length ? waiting.shift()(m) : messages.push(m)));
@@ -268,6 +276,7 @@ module.exports = {
   patchAbiVersion,
   anonymousRss,
   primitiveWorker,
+  withMessages,
   fixture,
   until,
   startWorker,

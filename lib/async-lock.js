@@ -43,7 +43,7 @@ const {
   HANDED,
   kGrace,
 } = require('./owned-word');
-const { join, leave, park, unpark, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT, GONE } = require('./line');
+const { join, leave, park, unpark, abandonPark, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT } = require('./line');
 
 // The post's statics, kept for code that reads them; the word no longer
 // holds them (see above).
@@ -249,14 +249,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
         // A failed await of its turn (out of stack, or a program's `then`
         // where %Promise% could not be found) may have left it in the line,
         // or been handed the lock meanwhile: nobody else would release it.
-        if (parked) {
-          if (!wake(entry, GONE) && entry.outcome === GRANTED) holding = true;
-          try {
-            unpark(entry);
-          } catch (_) {
-            // (a timer or listener left behind finds it moved on, and does nothing)
-          }
-        }
+        if (parked && abandonPark(entry)) holding = true;
         leaveLine(mine, entry);
       }
       if (holding) {

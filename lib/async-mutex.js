@@ -49,7 +49,7 @@ const {
   ours,
   validatePriority,
 } = require('./core');
-const { newLine, deferred, join, leave, park, unpark, wake, mayPass, WAITING, GRANTED, ABORTED, GONE } = require('./line');
+const { newLine, deferred, join, leave, park, unpark, abandonPark, wake, mayPass, WAITING, GRANTED, ABORTED } = require('./line');
 const { heldStateReader } = require('./async-lock');
 
 // async-mutex's errors, by identity: code compares with them (e === E_CANCELED).
@@ -428,7 +428,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
       return [entry.value, releaserOf(s, weight)];
     } finally {
       // (A failed await of its turn: out of the line; given back if it was handed them.)
-      if (parked && !wake(entry, GONE, true) && entry.outcome === GRANTED) give(s, weight);
+      if (parked && abandonPark(entry)) give(s, weight);
       leave(entry);
     }
   }

@@ -1,6 +1,7 @@
 'use strict';
-// What every primitive of the family (lib/async-lock.js, lib/condition.js)
-// shares: argument checks, intrinsic promises, the `{ timeout, signal }`
+// What every primitive of the family (AsyncLock, Condition, Latch,
+// Semaphore, Barrier, RwLock, and the async-mutex entry; their lines of
+// async takes are lib/line.js) shares: argument checks, intrinsic promises, the `{ timeout, signal }`
 // options and their errors, the async wait loop's bookkeeping (AsyncWait),
 // release functions with Symbol.dispose, and the delivery of a wake-up a
 // thread owes (now, or from a timer when the addon's notify failed).

@@ -122,6 +122,22 @@ function park(entry, deadline, signal) {
 }
 
 /**
+ * A frame whose await of its turn failed (out of stack, or a program's
+ * `then` where %Promise% could not be found): its entry is GONE, unless it
+ * was moved on meanwhile, and its timer and listener are cleared. Returns
+ * whether it had been GRANTED (the frame then holds what it asked for).
+ */
+function abandonPark(entry) {
+  const granted = !wake(entry, GONE, true) && entry.outcome === GRANTED;
+  try {
+    unpark(entry);
+  } catch (_) {
+    // (a timer or listener left behind finds it moved on, and does nothing)
+  }
+  return granted;
+}
+
+/**
  * A parked entry's timeout or abort: woken so, and out of the line at once
  * (a release that comes before its frame runs hands on to the next).
  */
@@ -196,4 +212,4 @@ function wakeFirst(line, mayGo) {
   if (first !== null && mayGo) wake(first, GO);
 }
 
-module.exports = { newLine, deferred, join, leave, park, unpark, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT, ABORTED, GONE };
+module.exports = { newLine, deferred, join, leave, park, unpark, abandonPark, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT, ABORTED, GONE };

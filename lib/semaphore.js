@@ -52,7 +52,7 @@ const {
   validateOptions,
   abortReason,
 } = require('./core');
-const { newLine, join, leave, park, unpark, wake, wakeFirst, goesOn, mayPass, GO, TIMED_OUT, GONE } = require('./line');
+const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, mayPass, GO, TIMED_OUT } = require('./line');
 
 const kMaxPermits = 0x7fffffff;
 // The binding's stake kind of a Semaphore (src/napi/stakes.rs).
@@ -248,14 +248,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
           if (waiting !== null) waiting.end();
         } finally {
           // (A failed await of its turn may have left it parked.)
-          if (parked) {
-            wake(entry, GONE);
-            try {
-              unpark(entry);
-            } catch (_) {
-              // (a timer or listener left behind finds it moved on, and does nothing)
-            }
-          }
+          if (parked) abandonPark(entry);
           leave(entry);
           wakeFirst(line, true);
         }

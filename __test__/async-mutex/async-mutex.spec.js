@@ -9,7 +9,7 @@ const assert = require('assert');
 const path = require('path');
 const { Worker } = require('worker_threads');
 const am = require('../../async-mutex');
-const { root } = require('../helpers');
+const { root, runNodeAsync, withMessages } = require('../helpers');
 const { waitersForTesting } = require('../..');
 
 const { Mutex, Semaphore, withTimeout, tryAcquire, E_TIMEOUT, E_ALREADY_LOCKED, E_CANCELED } = am;
@@ -23,16 +23,7 @@ function entryWorker(body, workerData) {
      (${body})(am, workerData, parentPort);`,
     { eval: true, workerData }
   );
-  const messages = [];
-  const waiting = [];
-  worker.on('message', (m) => (waiting.length ? waiting.shift()(m) : messages.push(m)));
-  worker.next = () => new Promise((resolve) => (messages.length ? resolve(messages.shift()) : waiting.push(resolve)));
-  const exited = new Promise((resolve, reject) => {
-    worker.once('exit', resolve);
-    worker.once('error', reject);
-  });
-  worker.done = () => exited;
-  return worker;
+  return withMessages(worker);
 }
 
 describe('atomics-waitasync/async-mutex', function () {
@@ -263,14 +254,21 @@ describe('atomics-waitasync/async-mutex, what a review found', function () {
   this.timeout(60000);
 
   it('a waitForUnlock held back only by a take of higher priority does not spin the thread', async () => {
-    const semaphore = new Semaphore(0);
-    const heavy = semaphore.acquire(2);
-    const free = semaphore.waitForUnlock(1);
-    semaphore.release(1); // covers the waitForUnlock's weight, not its turn
-    await new Promise((resolve) => setTimeout(resolve, 20)); // (a timer still fires: the loop turns)
-    semaphore.release(1);
-    const [, release] = await heavy;
-    release();
-    await free;
+    // In a child: a spinning thread would never let its timer run, nor this test's.
+    const script = `
+      const { Semaphore } = require('./async-mutex');
+      const semaphore = new Semaphore(0);
+      const heavy = semaphore.acquire(2);
+      const free = semaphore.waitForUnlock(1);
+      semaphore.release(1); // covers the waitForUnlock's weight, not its turn
+      setImmediate(async () => { // runs only if the loop turns
+        semaphore.release(1);
+        (await heavy)[1]();
+        await free;
+        console.log('turned');
+      });`;
+    const result = await runNodeAsync(['-e', script], { timeout: 20000 });
+    assert.strictEqual(result.stdout.trim(), 'turned', result.stderr);
+    assert.strictEqual(result.status, 0);
   });
 });

@@ -259,14 +259,15 @@ describe('first come, first served, what a review found', function () {
 
   it('an abort that comes after a take was woken to contend, before it ran, rejects it', async () => {
     const semaphore = new Semaphore(1);
+    const release = await semaphore.acquire();
     const controller = makeAbortController();
-    let second;
-    const first = semaphore.runExclusive(() => {
-      second = semaphore.acquire(1, { signal: controller.signal });
-    });
-    await first; // gave back, woke the second to contend
-    controller.abort(new Error('late'));
-    await assert.rejects(second, { message: 'late' });
+    // The first of the line: when it takes, it wakes the next to contend, then runs f,
+    // which aborts that next one before it has run.
+    const first = semaphore.runExclusive(() => controller.abort(new Error('late')));
+    const next = semaphore.acquire(1, { signal: controller.signal });
+    release();
+    await first;
+    await assert.rejects(next, { message: 'late' });
     assert.strictEqual(semaphore.available, 1);
   });
 });
