@@ -43,7 +43,7 @@ const {
   HANDED,
   kGrace,
 } = require('./owned-word');
-const { join, leave, park, unpark, abandonPark, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT } = require('./line');
+const { join, leave, park, unpark, abandonPark, wake, wakeFirst, mayPass, goesOn, goOn, WAITING, GO, GRANTED, TIMED_OUT } = require('./line');
 
 // The post's statics, kept for code that reads them; the word no longer
 // holds them (see above).
@@ -190,7 +190,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
         }
       }
       if (!free && !holding) {
-        entry.outcome = GO; // (when it was not woken so)
+        goOn(entry); // (when it was not woken so)
         const remaining = remainingOf(entry, timeout);
         if (remaining <= 0) throw timeoutError(timeout);
         const waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout));
@@ -373,7 +373,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       this.i32a = i32a;
       /** The state word's index in `i32a`. */
       this.index = index;
-      this.#state = { held: false, abandoned: false, first: null, last: null };
+      this.#state = { held: false, abandoned: false, first: null, last: null, going: null };
       word.claimOwner();
       // Should this thread end holding the lock, its teardown frees it.
       lockWatch(i32a, index, this);

@@ -25,6 +25,9 @@
 // Only `wake` moves an entry on from WAITING, once: whichever of a
 // release, its timer or its signal comes first decides.
 //
+// At most one entry of a line is GO at a time (`line.going`): a take of a
+// higher priority that joins in front of it waits parked until it left.
+//
 // Priorities (async-mutex's): a higher priority goes before lower ones
 // already waiting, equal priorities in the order they came. The primitives
 // of the package always use 0.
@@ -47,7 +50,7 @@ const ABORTED = 4;
 const GONE = 5;
 
 /** An empty line (one per instance). */
-const newLine = () => ({ first: null, last: null });
+const newLine = () => ({ first: null, last: null, going: null });
 
 /**
  * Adds a take for `want` (what it asks for: permits, a mode) with
@@ -87,6 +90,7 @@ function leave(entry) {
   else entry.prev.next = entry.next;
   if (entry.next === null) line.last = entry.prev;
   else entry.next.prev = entry.prev;
+  if (line.going === entry) line.going = null;
   entry.line = entry.prev = entry.next = null;
 }
 
@@ -170,6 +174,7 @@ function wake(entry, outcome, unlink) {
       else entry.prev.next = entry.next;
       if (entry.next === null) line.last = entry.prev;
       else entry.next.prev = entry.prev;
+      if (line.going === entry) line.going = null;
       entry.line = entry.prev = entry.next = null;
     }
   }
@@ -199,17 +204,24 @@ const mayPass = (line, priority) =>
 /**
  * Whether `entry`, which just joined `line`, goes on to contend for the
  * word at once: it is the first, and no entry behind it (of a lower
- * priority, which it passed) contends already.
+ * priority, which it passed) contends already. Its frame then calls goOn.
  */
-const goesOn = (line, entry) => entry === line.first && (entry.next === null || entry.next.outcome !== GO);
+const goesOn = (line, entry) => entry === line.first && line.going === null;
+
+/** `entry`, in its line, contends for the word from now (woken so, or it went on at once). */
+function goOn(entry) {
+  entry.outcome = GO;
+  entry.line.going = entry;
+}
 
 /**
- * The line's first entry, if it is parked and `mayGo`: woken GO, to
- * contend for the word (after the entry before it left).
+ * The line's first entry, if it is parked, `mayGo`, and no entry behind
+ * it contends already: woken GO, to contend for the word (after the entry
+ * before it left). An entry that contends wakes it when it leaves.
  */
 function wakeFirst(line, mayGo) {
   const first = line.first;
-  if (first !== null && mayGo) wake(first, GO);
+  if (first !== null && mayGo && line.going === null && wake(first, GO)) line.going = first;
 }
 
-module.exports = { newLine, deferred, join, leave, park, unpark, abandonPark, wake, wakeFirst, mayPass, goesOn, WAITING, GO, GRANTED, TIMED_OUT, ABORTED, GONE };
+module.exports = { newLine, deferred, join, leave, park, unpark, abandonPark, wake, wakeFirst, mayPass, goesOn, goOn, WAITING, GO, GRANTED, TIMED_OUT, ABORTED, GONE };

@@ -70,7 +70,7 @@ const {
   validateOptions,
   abortReason,
 } = require('./core');
-const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, mayPass, GO, TIMED_OUT } = require('./line');
+const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
 
 const READER = 1;
 const READERS = 0xfffff;
@@ -358,7 +358,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
           if (outcome === TIMED_OUT) throw timeoutError(timeout, write);
           if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
-        entry.outcome = GO; // (when it was not woken so)
+        goOn(entry); // (when it was not woken so)
         const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
         if (remaining <= 0) throw timeoutError(timeout, write);
         waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout, write));

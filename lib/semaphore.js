@@ -52,7 +52,7 @@ const {
   validateOptions,
   abortReason,
 } = require('./core');
-const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, mayPass, GO, TIMED_OUT } = require('./line');
+const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
 
 const kMaxPermits = 0x7fffffff;
 // The binding's stake kind of a Semaphore (src/napi/stakes.rs).
@@ -221,7 +221,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
           if (outcome === TIMED_OUT) throw timeoutError(timeout);
           if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
-        entry.outcome = GO; // (when it was not woken so)
+        goOn(entry); // (when it was not woken so)
         const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
         if (remaining <= 0) throw timeoutError(timeout);
         waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout));

@@ -194,6 +194,30 @@ describe('first come, first served among one thread\'s async takes', function ()
     await assert.rejects(lock.acquire({ priority: Infinity }), { name: 'RangeError', message: /"options\.priority"/ });
   });
 
+  for (const [name, make, hold, take] of [
+    ['AsyncLock', () => new AsyncLock(), (lock) => AsyncLock.from(lock).acquire(),
+      (lock, f, priority) => lock.executeLocked(f, { priority })],
+    ['Semaphore', () => new Semaphore(1), (semaphore) => Semaphore.from(semaphore).acquire(),
+      (semaphore, f, priority) => semaphore.runExclusive(f, 1, { priority })],
+    ['RwLock', () => new RwLock(), (rwlock) => RwLock.from(rwlock).write(),
+      (rwlock, f, priority) => rwlock.runExclusive(f, { priority })],
+  ]) {
+    it(`${name}: takes of higher priorities that join in front of one waiting on the word wait parked behind it, and run in order`, async () => {
+      const primitive = make();
+      // Another instance over the same memory holds it: the instance's first take waits on the word.
+      const release = await hold(primitive);
+      const log = [];
+      const takes = [0, 1, 2].map((priority) => take(primitive, () => log.push(priority), priority));
+      await turn();
+      const onTheWord = waitersForTesting(primitive.i32a, primitive.index).registry;
+      release();
+      await Promise.all(takes);
+      assert.strictEqual(onTheWord, 1, 'one take of the instance on the word');
+      assert.deepStrictEqual(log, [0, 2, 1], 'the one on the word, then the others by priority');
+      assert.strictEqual(waitersForTesting(primitive.i32a, primitive.index).registry, 0);
+    });
+  }
+
   for (const [name, make, blocking, take] of [
     ['AsyncLock', () => new AsyncLock(new SharedArrayBuffer(4)), 'lock.lock(); data[0]++; lock.unlock();',
       (lock, f) => lock.executeLocked(f)],

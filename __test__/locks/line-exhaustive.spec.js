@@ -60,19 +60,6 @@ const { makeAbortController } = require('../fixtures/async-lock-helpers');
 
 const { waitersForTesting } = api;
 
-// What lib/line.js and lib/async-lock.js still get wrong, found by this
-// test: the sequences tolerate it (and count it), and a test at the end
-// shows it on its smallest sequence, pending while it is there. Once it is
-// fixed, that test fails: set it false here.
-const KNOWN_GAPS = {
-  // A take that leaves the line (aborted, timed out) wakes the first to go
-  // for the word even when the first is one of a higher priority parked
-  // in front of a take that goes for it already (leaveLine's wakeFirst
-  // does not ask goesOn's question): two takes of the instance wait on the
-  // word at once.
-  twoOnTheWord: true,
-};
-
 // ---------------------------------------------------------------------------
 // The lock under test: lib/async-lock.js and lib/line.js on the sequence's
 // clock, over the package's own wait / waitAsync / notify / releaseLock,
@@ -529,12 +516,7 @@ class Sequence {
     if (held.length === 0 && !isUnheld(word)) this.fail(`nobody holds the lock, and the word says held (${word})`);
     if (registry > 0 && (word & 1) === 0) this.fail(`${registry} wait on the word, which does not say WAITERS (${word})`);
     const ownOnTheWord = registry - (waiting.some((t) => !t.own) ? 1 : 0);
-    const priorities = new Set(waiting.filter((t) => t.own).map((t) => t.priority));
-    if (ownOnTheWord === 2 && KNOWN_GAPS.twoOnTheWord && !this.config.strict && priorities.size > 1) {
-      this.stats.knownTwoOnTheWord++;
-    } else if (ownOnTheWord > 1) {
-      this.fail(`${ownOnTheWord} takes of the instance wait on the word at once`);
-    }
+    if (ownOnTheWord > 1) this.fail(`${ownOnTheWord} takes of the instance wait on the word at once`);
     const locked = this.lock.isLocked();
     if (locked !== (!isUnheld(word) || waiting.some((t) => t.own))) this.fail(`isLocked() is ${locked}`);
     this.check();
@@ -588,7 +570,6 @@ const newStats = () => ({
   fastTaken: 0,
   fastRefused: 0,
   unlocksToTheLine: 0, // an unlock() with takes in the line (no hand-over)
-  knownTwoOnTheWord: 0, // KNOWN_GAPS
 });
 
 /**
@@ -658,10 +639,10 @@ async function explore(config, depth) {
   return { explored, stats };
 }
 
-/** The failure of `labels` with no gap tolerated (null if none). */
-async function strictFailure(config, labels) {
+/** The failure of `labels` (null if none). */
+async function failureOf(config, labels) {
   try {
-    await runAndFinish(Object.assign({ strict: true }, config), labels, newStats());
+    await runAndFinish(config, labels, newStats());
     return null;
   } catch (error) {
     return error.message;
@@ -704,22 +685,12 @@ describe('the line of one AsyncLock instance, exhaustively over small states', f
 
   it('an abort between the release that woke a take to go for the word and its frame: the take rejects', async () => {
     // (It used to take the lock: its frame did not look at the signal again.)
-    const message = await strictFailure({ other: true }, ['ask', 'other ask', 'ask', 'drain', 'release', 'abort 2']);
+    const message = await failureOf({ other: true }, ['ask', 'other ask', 'ask', 'drain', 'release', 'abort 2']);
     assert.strictEqual(message, null);
   });
 
-  // KNOWN_GAPS, each on its smallest sequence: pending while it is there.
-  for (const [gap, labels, failure] of [
-    ['twoOnTheWord', ['other tryLock', 'ask', 'ask', 'ask!', 'abort 2', 'drain'], /2 takes of the instance wait on the word at once/],
-  ]) {
-    it(`known gap ${gap}: [${labels.join(', ')}]`, async function () {
-      const message = await strictFailure({ priorities: true, other: true }, labels);
-      if (KNOWN_GAPS[gap]) {
-        assert.ok(message !== null, `no longer fails: set KNOWN_GAPS.${gap} to false`);
-        assert.match(message, failure);
-        this.skip();
-      }
-      assert.strictEqual(message, null);
-    });
-  }
+  it('a take of a higher priority that joins in front of one going for the word waits parked: one take of the instance on the word', async () => {
+    const message = await failureOf({ priorities: true, other: true }, ['other tryLock', 'ask', 'ask', 'ask!', 'abort 2', 'drain']);
+    assert.strictEqual(message, null);
+  });
 });
