@@ -73,7 +73,8 @@ pub fn break_dead_party(state: &AtomicI32, ended: &AtomicI32, generation: u32) -
 /// threads may be waiting: the caller then wakes them all, also when the
 /// thread held nothing, for it may have ended between a release's add and
 /// its notify (a call, where a worker can be stopped), or with that
-/// wake-up owed (the release ran out of stack).
+/// wake-up owed (the release ran out of stack). The permits given back
+/// stop at `i32::MAX`.
 pub fn release_dead_permits(
   permits: &AtomicI32,
   waiters: &AtomicI32,
@@ -84,7 +85,14 @@ pub fn release_dead_permits(
     waiters.fetch_sub(announced, SeqCst);
   }
   if held > 0 {
-    permits.fetch_add(held, SeqCst);
+    // Saturating: a signalling semaphore (lib/async-mutex.js, whose
+    // setValue sets any value) may stand at i32::MAX while this thread
+    // holds permits it took before. What is past the most the word holds
+    // is lost rather than wrapped to a negative value.
+    let mut seen = permits.load(SeqCst);
+    while let Err(now) = permits.compare_exchange(seen, seen.saturating_add(held), SeqCst, SeqCst) {
+      seen = now;
+    }
   }
   // The add and the load are the two halves of a store-buffering pair
   // with a waiter's (add to `waiters`, load `permits`): SeqCst makes it

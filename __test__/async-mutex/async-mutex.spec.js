@@ -253,6 +253,23 @@ function kMax() {
 describe('atomics-waitasync/async-mutex, what a review found', function () {
   this.timeout(60000);
 
+  it('a worker that ends holding permits after setValue(2 ** 31 - 1) leaves the value at the most, not wrapped below 0', async () => {
+    const semaphore = new Semaphore(1);
+    const w = entryWorker(`async (am, { semaphore }, port) => {
+      await am.Semaphore.from(semaphore).acquire();
+      setInterval(() => {}, 1000); // (alive, holding, until it ends)
+      port.postMessage('holding');
+    }`, { semaphore });
+    assert.strictEqual(await w.next(), 'holding');
+    semaphore.setValue(kMax());
+    await w.terminate();
+    await w.done();
+    assert.strictEqual(semaphore.getValue(), kMax());
+    const [value, release] = await semaphore.acquire();
+    assert.strictEqual(value, kMax());
+    release();
+  });
+
   it('a waitForUnlock held back only by a take of higher priority does not spin the thread', async () => {
     // In a child: a spinning thread would never let its timer run, nor this test's.
     const script = `
