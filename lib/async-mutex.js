@@ -275,6 +275,12 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
    * RangeError, changing nothing, past 2^31 - 1.
    */
   function give(s, n) {
+    add(s, n);
+    changed(s);
+  }
+
+  /** give's change of the value and the stake, without changed(). */
+  function add(s, n) {
     const { i32a, index, stake } = s;
     let seen = Atomics.load(i32a, index);
     for (;;) {
@@ -287,7 +293,6 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
     }
     const held = stake[kHeld];
     stake[kHeld] = held > n ? held - n : 0;
-    changed(s);
   }
 
   /**
@@ -362,7 +367,12 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
   function startPump(s) {
     if (s.pumping) return;
     s.pumping = true;
-    pump(s); // (never rejects)
+    try {
+      pump(s); // (never rejects)
+    } catch (error) {
+      s.pumping = false; // (the call itself ran out of stack: nothing of it ran)
+      throw error;
+    }
   }
 
   /**
@@ -372,65 +382,138 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
    */
   async function pump(s) {
     const { i32a, index, stake } = s;
+    let failed = false; // the last round failed
     try {
       for (;;) {
-        dispatch(s);
-        if (s.line.first === null && s.unlockWaiters.length === 0) return;
-        const canceller = new Canceller(undefined);
-        s.pumpCanceller = canceller;
-        const waiting = new AsyncWait(env, i32a, index, Infinity, canceller, () => null);
-        let announced = false;
         try {
-          Atomics.add(i32a, index + 1, 1);
-          stake[kAnnounced]++;
-          announced = true;
-          const seen = Atomics.load(i32a, index);
-          if (!mayGo(s, seen)) {
-            const pending = waiting.next(seen);
-            if (pending !== undefined) waiting.settled(await pending);
+          dispatch(s);
+          if (s.line.first === null && s.unlockWaiters.length === 0) return;
+          const canceller = new Canceller(undefined);
+          s.pumpCanceller = canceller;
+          const waiting = new AsyncWait(env, i32a, index, Infinity, canceller, () => null);
+          let announced = false;
+          try {
+            Atomics.add(i32a, index + 1, 1);
+            stake[kAnnounced]++;
+            announced = true;
+            const seen = Atomics.load(i32a, index);
+            if (!mayGo(s, seen)) {
+              const pending = waiting.next(seen);
+              if (pending !== undefined) waiting.settled(await pending);
+            }
+          } catch (error) {
+            if (!canceller.aborted) throw error; // (an abort: look again)
+          } finally {
+            if (announced) {
+              Atomics.sub(i32a, index + 1, 1);
+              stake[kAnnounced]--;
+            }
+            s.pumpCanceller = null;
+            waiting.end();
           }
+          failed = false;
         } catch (error) {
-          if (!canceller.aborted) throw error; // (an abort: look again)
-        } finally {
-          if (announced) {
-            Atomics.sub(i32a, index + 1, 1);
-            stake[kAnnounced]--;
+          // Out of stack (it started deep in a caller's stack), or a failed
+          // wait: once more from the bottom of the stack, after an await
+          // (of a non-promise: it calls nothing). Failing there too, it
+          // fails what waits, which nothing would wake.
+          if (failed) {
+            failWaiting(s, error);
+            return;
           }
-          s.pumpCanceller = null;
-          waiting.end();
+          failed = true;
+          await undefined;
         }
       }
-    } catch (_) {
-      // (Out of stack or a failed wait: it stops; the instance's next
-      // take, release or waitForUnlock starts it again.)
     } finally {
       s.pumping = false;
     }
   }
 
-  /** The release function of `n` taken through the instance. */
-  const releaserOf = (s, n) => makeReleaser(() => give(s, n), () => false);
+  /** Rejects the instance's waiting takes and waitForUnlock() calls with `error` (the pump failed). */
+  function failWaiting(s, error) {
+    for (let entry = s.line.first; entry !== null; ) {
+      const next = entry.next;
+      entry.error = error;
+      wake(entry, ABORTED, true);
+      entry = next;
+    }
+    const waiters = s.unlockWaiters.splice(0);
+    for (const waiter of waiters) {
+      waiter.error = error;
+      waiter.resolve();
+    }
+  }
+
+  /**
+   * The release function of `n` taken through the instance. It may be
+   * called again after it threw before it added them (past 2^31 - 1, or
+   * out of stack).
+   */
+  function releaserOf(s, n) {
+    let added = false;
+    return makeReleaser(
+      () => {
+        add(s, n);
+        added = true;
+        changed(s);
+      },
+      () => !added
+    );
+  }
+
+  /** `[value, release]` of `n` just taken; gives them back if it cannot be made (out of stack). */
+  function heldResult(s, value, n) {
+    try {
+      return [value, releaserOf(s, n)];
+    } catch (error) {
+      give(s, n);
+      throw error;
+    }
+  }
 
   /** acquire(): taken at once if the line lets it, else waits its turn in the line. */
   async function acquireIn(s, weight, priority) {
     if (mayPass(s.line, priority)) {
       const before = take(s, weight);
-      if (before !== null) return [before, releaserOf(s, weight)];
+      if (before !== null) return heldResult(s, before, weight);
     }
     const entry = join(s.line, weight, priority);
     let parked = true;
     try {
+      // Parked before the pump starts: its first look may hand it the
+      // permits (another thread gave some since the take above).
+      const turn = park(entry, Infinity, undefined);
       startPump(s);
-      const outcome = await ours(park(entry, Infinity, undefined));
+      const outcome = await ours(turn);
       parked = false;
       unpark(entry);
-      if (outcome !== GRANTED) throw s.cancelError;
-      return [entry.value, releaserOf(s, weight)];
+      if (outcome !== GRANTED) throw entry.error !== undefined ? entry.error : s.cancelError;
+      return heldResult(s, entry.value, weight);
     } finally {
       // (A failed await of its turn: out of the line; given back if it was handed them.)
       if (parked && abandonPark(entry)) give(s, weight);
       leave(entry);
     }
+  }
+
+  /** waitForUnlock() that cannot go at once: waits in the instance's unlockWaiters. */
+  async function waitForUnlockIn(s, weight, priority) {
+    const { promise, resolve } = deferred();
+    const waiters = s.unlockWaiters;
+    let at = waiters.length;
+    while (at > 0 && waiters[at - 1].priority < priority) at--;
+    const waiter = { weight, priority, resolve, error: undefined };
+    waiters.splice(at, 0, waiter);
+    try {
+      startPump(s);
+    } catch (error) {
+      const left = waiters.indexOf(waiter);
+      if (left !== -1) waiters.splice(left, 1);
+      throw error;
+    }
+    await ours(promise);
+    if (waiter.error !== undefined) throw waiter.error;
   }
 
   let attachingSlot = null; // the { i32a, index } Semaphore.from() hands its constructor
@@ -509,13 +592,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
       weight = validateWeight(weight);
       priority = priorityOf(priority);
       if (mayPass(s.line, priority) && Atomics.load(s.i32a, s.index) >= weight) return ours((async () => {})());
-      const { promise, resolve } = deferred();
-      const waiters = s.unlockWaiters;
-      let at = waiters.length;
-      while (at > 0 && waiters[at - 1].priority < priority) at--;
-      waiters.splice(at, 0, { weight, priority, resolve });
-      startPump(s);
-      return ours(promise);
+      return ours(waitForUnlockIn(s, weight, priority));
     }
 
     /** Whether the value is 0 or less (a snapshot). */

@@ -270,6 +270,88 @@ describe('atomics-waitasync/async-mutex, what a review found', function () {
     release();
   });
 
+  it('a take that found no permits gets the one a worker gives as it joins the line: none is left parked holding it', async () => {
+    // In a child: a take left parked keeps nothing alive, so the child ends without its line.
+    const script = `
+      const { Worker } = require('worker_threads');
+      const { Semaphore } = require('./async-mutex');
+      const items = new Semaphore(0);
+      const rounds = 20000;
+      new Worker(\`
+        const { workerData } = require('worker_threads');
+        const s = require('./async-mutex').Semaphore.from(workerData.items);
+        for (let i = 0; i < \${rounds}; i++) {
+          while (Atomics.load(s.i32a, s.index) > 0); // (gives one once the last is taken)
+          s.release();
+        }\`, { eval: true, workerData: { items } });
+      (async () => {
+        let taken = 0;
+        while (taken < rounds) {
+          await items.acquire();
+          taken++;
+        }
+        console.log('took', taken, 'left', items.getValue());
+      })();`;
+    const result = await runNodeAsync(['-e', script], { timeout: 20000 });
+    assert.strictEqual(result.stdout.trim(), 'took 20000 left 0', result.stderr);
+    assert.strictEqual(result.status, 0);
+  });
+
+  /** The entry's Semaphore over a waitAsync that throws `error` the first `failures` times. */
+  function semaphoreWithFailingWaits(failures, error) {
+    const api = require('../..');
+    const binding = require('../../binding');
+    const { createAsyncMutex } = require('../../lib/async-mutex');
+    const waitAsync = (...args) => {
+      if (failures > 0) {
+        failures--;
+        throw error;
+      }
+      return api.waitAsync(...args);
+    };
+    return createAsyncMutex({ waitAsync, notify: api.notify, AsyncLock: api.AsyncLock, stakeWatch: binding.stakeWatch }).Semaphore;
+  }
+
+  it('a wait on the value that fails once is made again: the take waiting then gets what another thread gives', async () => {
+    const FaultySemaphore = semaphoreWithFailingWaits(1, new RangeError('Maximum call stack size exceeded'));
+    const items = new FaultySemaphore(0);
+    const take = items.acquire();
+    for (let i = 0; i < 1000 && waitersForTesting(items.i32a, items.index).registry === 0; i++) await turn();
+    assert.strictEqual(waitersForTesting(items.i32a, items.index).registry, 1, 'waits on the value again');
+    Semaphore.from(items).release(); // (as another thread would)
+    const [value, release] = await take;
+    assert.strictEqual(value, 1);
+    release();
+    assert.strictEqual(items.getValue(), 1);
+  });
+
+  it('a wait on the value that keeps failing rejects the takes and waitForUnlock() calls waiting, with its error', async () => {
+    const error = new Error('the wait failed');
+    const FaultySemaphore = semaphoreWithFailingWaits(2, error);
+    const items = new FaultySemaphore(0);
+    await assert.rejects(items.acquire(), error);
+    assert.strictEqual(items.getValue(), 0);
+    const FaultyAgain = semaphoreWithFailingWaits(2, error);
+    const more = new FaultyAgain(0);
+    await assert.rejects(more.waitForUnlock(), error);
+    // The next call waits afresh, and gets what comes.
+    const take = items.acquire();
+    items.release();
+    assert.strictEqual((await take)[0], 1);
+  });
+
+  it('a release function that threw past 2 ** 31 - 1 has given nothing back, and gives them back when called again', async () => {
+    const semaphore = new Semaphore(1);
+    const [, release] = await semaphore.acquire();
+    semaphore.setValue(kMax());
+    assert.throws(release, { name: 'RangeError' });
+    assert.strictEqual(semaphore.getValue(), kMax());
+    semaphore.setValue(0);
+    release();
+    release(); // (once given back, it does nothing)
+    assert.strictEqual(semaphore.getValue(), 1);
+  });
+
   it('a waitForUnlock held back only by a take of higher priority does not spin the thread', async () => {
     // In a child: a spinning thread would never let its timer run, nor this test's.
     const script = `
