@@ -102,11 +102,11 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
    * unlockMine with takes in the line. Its first, parked, is handed the
    * hold when the word says this thread holds it and nobody else is
    * queued on it or asked for a hand-over (`me`): the word stays as it is,
-   * no native call. Else (or without `grant`: unlock(), after which the
-   * thread may block in lock(), which the first could not run through)
-   * the word is released as by unlockHeld (a thread that waits gets its
-   * turn, or its hand-over when it waited long), and the first goes on to
-   * contend for it.
+   * no native call. Else (or without `grant`: the blocking API's
+   * releases, unlock() and lockGuard()'s, after which the thread may block
+   * in lock(), which the first could not run through) the first goes on
+   * to contend for the word, and the word is released as by unlockHeld (a
+   * thread that waits gets its turn, or its hand-over when it waited long).
    */
   function handOn(i32a, index, mine, grant) {
     if (!mine.held) throw notHeldError();
@@ -116,17 +116,26 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       wake(first, GRANTED, true); // (throws before anything changed, or not at all)
       return;
     }
-    try {
-      unlockHeld(i32a, index, mine);
-    } finally {
-      if (mine.first !== null) wakeFirst(mine, !mine.held);
-    }
+    // The first goes on before the release: a wake that throws (out of
+    // stack) has changed nothing, and one that returned cannot be lost
+    // to a release that throws after freeing the word. Its frame runs
+    // later: it finds the word free, or waits on it as any waiter does.
+    wakeFirst(mine, true);
+    unlockHeld(i32a, index, mine);
   }
 
-  /** The release function of a hold of `lock` (core's makeReleaser), with `abandoned`. */
-  function releaserOf(lock) {
+  /**
+   * The release function of a hold of `lock` (core's makeReleaser), with
+   * `abandoned`: hands the lock to the first of the line, or with `grant`
+   * false (lockGuard's, of the blocking API) lets it contend, as unlock().
+   */
+  function releaserOf(lock, grant) {
     const mine = stateOf(lock);
-    return makeReleaser(() => unlockMine(lock.i32a, lock.index, mine), () => mine.held, { abandoned: mine.abandoned });
+    const { i32a, index } = lock;
+    const release = grant
+      ? () => unlockMine(i32a, index, mine)
+      : () => (mine.first === null ? unlockHeld(i32a, index, mine) : handOn(i32a, index, mine, false));
+    return makeReleaser(release, () => mine.held, { abandoned: mine.abandoned });
   }
 
   // What lockedAsync does once it may go on.
@@ -183,10 +192,12 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
           parked = true;
           const outcome = await ours(park(entry, deadline, signal));
           parked = false;
+          holding = outcome === GRANTED; // (before unpark, which may throw: finally then releases it)
           unpark(entry);
-          if (outcome === GRANTED) holding = true;
-          else if (outcome === TIMED_OUT) throw timeoutError(timeout);
-          else if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
+          if (!holding) {
+            if (outcome === TIMED_OUT) throw timeoutError(timeout);
+            if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
+          }
         }
       }
       if (!free && !holding) {
@@ -236,7 +247,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       }
       if (op === kWaitForUnlock) return undefined;
       if (op === kAcquire) {
-        const release = releaserOf(lock);
+        const release = releaserOf(lock, true);
         holding = false; // the release function's now
         return release;
       }
@@ -534,7 +545,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       stateOf(this); // a copy has no lock(): the TypeError that says why
       if (!this.lock(timeout)) throw timeoutError(timeout);
       try {
-        return releaserOf(this);
+        return releaserOf(this, false);
       } catch (error) {
         this.unlock(); // no release function: nobody else could unlock it
         throw error;

@@ -210,8 +210,9 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
 
     /**
      * Releases the lock if this instance holds it (its oldest waiting take
-     * gets it); does nothing otherwise, as async-mutex's (a hold of another
-     * thread is never released from here).
+     * goes on to take it, before any later take of the instance; a waiter
+     * of another thread may come first); does nothing otherwise, as
+     * async-mutex's (a hold of another thread is never released from here).
      */
     release() {
       const lock = mutexLock(this);
@@ -628,6 +629,8 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
         wake(entry, ABORTED, true);
         entry = next;
       }
+      // The waitForUnlock() calls that the canceled takes held back may go now.
+      dispatch(s);
       if (s.pumpCanceller !== null && s.unlockWaiters.length === 0) s.pumpCanceller.abort();
     }
 

@@ -22,15 +22,16 @@
 //   TIMED_OUT, ABORTED, GONE   gave up while parked (its timer, its signal,
 //             or its frame failed)
 //
-// Only `wake` moves an entry on from WAITING, once: whichever of a
-// release, its timer or its signal comes first decides.
+// Only `wake` moves a parked entry on from WAITING, once: whichever of a
+// release, its timer or its signal comes first decides. (An entry that
+// is the first as it joins goes on by itself: goOn.)
 //
 // At most one entry of a line is GO at a time (`line.going`): a take of a
 // higher priority that joins in front of it waits parked until it left.
 //
 // Priorities (async-mutex's): a higher priority goes before lower ones
-// already waiting, equal priorities in the order they came. The primitives
-// of the package always use 0.
+// already waiting, equal priorities in the order they came. A take's
+// priority is 0 unless its `options.priority` says otherwise.
 
 const timers = require('timers');
 const { performance } = require('perf_hooks');
@@ -151,7 +152,9 @@ function giveUp(entry, outcome) {
 
 /**
  * Moves `entry` on from WAITING to `outcome` and settles its parked
- * promise, if it is still WAITING; returns whether it did.
+ * promise, if it is still WAITING; returns whether it did. With `unlink`
+ * it also takes the entry out of its line, in the same step. Throws (out
+ * of stack) having changed nothing.
  */
 function wake(entry, outcome, unlink) {
   if (entry.outcome !== WAITING) return false;

@@ -340,6 +340,19 @@ describe('atomics-waitasync/async-mutex, what a review found', function () {
     assert.strictEqual((await take)[0], 1);
   });
 
+  it('cancel() lets go the waitForUnlock() calls that only the canceled takes held back', async () => {
+    const semaphore = new Semaphore(2);
+    const heavy = semaphore.acquire(3);
+    let unlocked = false;
+    const waiting = semaphore.waitForUnlock(1).then(() => (unlocked = true));
+    await turn();
+    assert.strictEqual(unlocked, false, 'behind the heavy take');
+    semaphore.cancel();
+    await assert.rejects(heavy, E_CANCELED);
+    await waiting;
+    assert.strictEqual(semaphore.getValue(), 2, 'nothing changed the value');
+  });
+
   it('a release function that threw past 2 ** 31 - 1 has given nothing back, and gives them back when called again', async () => {
     const semaphore = new Semaphore(1);
     const [, release] = await semaphore.acquire();

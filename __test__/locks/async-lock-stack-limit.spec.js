@@ -15,7 +15,7 @@
 
 const assert = require('assert');
 const api = require('../..');
-const { until, lockWithFailingNotify, contendedHere } = require('../helpers');
+const { until, lockWithFailingNotify, contendedHere, runNodeAsync, fixture } = require('../helpers');
 
 const { AsyncLock, waitersForTesting } = api;
 
@@ -92,6 +92,15 @@ describe('AsyncLock near the stack limit', function () {
       assert.ok(outs.ok > 0 && outs.RangeError > 0, JSON.stringify(outs));
     });
   }
+
+  it('unlock() with a take of the instance parked: one that throws leaves the lock held; one that returns has let the take go', async () => {
+    // In a child, interpreted only: with its frames the sizes stay put
+    // from one depth to the next, and every depth is reached.
+    const result = await runNodeAsync(['--no-opt', '--no-sparkplug', '--no-maglev', fixture('unlock-near-stack-limit.js')]);
+    assert.strictEqual(result.status, 0, result.stderr);
+    const outs = JSON.parse(result.stdout);
+    assert.deepStrictEqual(Object.keys(outs).sort(), ['RangeError', 'ok'], result.stdout);
+  });
 
   it('executeLocked(f) on a free lock that throws has taken nothing; one that returns ran f and released the lock', async () => {
     // Every depth from exhaustion up, one after another with no await in

@@ -281,6 +281,35 @@ describe('first come, first served, what a review found', function () {
     assert.strictEqual(lock.isLocked(), false);
   });
 
+  it("lockGuard()'s release does not hand the lock to a parked take either: a blocking lock() right after it takes it", async () => {
+    const lock = new AsyncLock();
+    const release = lock.lockGuard();
+    let inside = false;
+    const take = lock.executeLocked(() => {
+      assert.strictEqual(inside, false, 'ran while lock() held it');
+    });
+    release();
+    assert.strictEqual(lock.lock(1000), true, 'not ERR_ASYNC_LOCK_DEADLOCK');
+    inside = true;
+    await turn();
+    inside = false;
+    lock.unlock();
+    await take;
+    assert.strictEqual(lock.isLocked(), false);
+  });
+
+  it('a take handed the lock whose signal throws as its listener is removed rejects with that error, having released the lock', async () => {
+    const lock = new AsyncLock();
+    const release = await lock.acquire();
+    const failure = new Error('removeEventListener failed');
+    const signal = { aborted: false, reason: undefined, addEventListener() {}, removeEventListener() { throw failure; } };
+    const take = lock.acquire({ signal });
+    release(); // hands the lock to the take
+    await assert.rejects(take, failure);
+    assert.strictEqual(lock.isLocked(), false);
+    assert.strictEqual(AsyncLock.from(lock).tryLock(), true, 'free for another instance');
+  });
+
   it('an abort that comes after a take was woken to contend, before it ran, rejects it', async () => {
     const semaphore = new Semaphore(1);
     const release = await semaphore.acquire();
