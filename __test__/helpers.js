@@ -79,6 +79,22 @@ function runNode(args, options = {}) {
 }
 
 /** Like runNode, asynchronously (so the test's own loop keeps running). */
+let interpreted = null;
+
+/**
+ * The flags that keep this Node's V8 to its interpreter (frame sizes then
+ * stay put from one depth of the stack to the next): of --no-opt,
+ * --no-sparkplug and --no-maglev, those this Node knows.
+ */
+function interpretedOnly() {
+  if (interpreted === null) {
+    interpreted = ['--no-opt', '--no-sparkplug', '--no-maglev'].filter(
+      (flag) => spawnSync(process.execPath, [flag, '-e', '']).status === 0
+    );
+  }
+  return interpreted;
+}
+
 function runNodeAsync(args, options = {}) {
   return new Promise((resolve) => {
     const start = Date.now();
@@ -282,6 +298,7 @@ module.exports = {
   startWorker,
   runNode,
   runNodeAsync,
+  interpretedOnly,
   atomicsTakeUnshared,
   lockWithFailingNotify,
   contendedHere,

@@ -273,7 +273,9 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
   /**
    * Adds `n` to the value (giving back first what the instance holds),
    * hands what it can to the line, and wakes the other threads' waiters.
-   * RangeError, changing nothing, past 2^31 - 1.
+   * RangeError, changing nothing, past 2^31 - 1. Out of stack it may
+   * throw having added: the waiters are then woken by the instance's
+   * next change (or its thread's end, if the wake-up was owed by then).
    */
   function give(s, n) {
     add(s, n);
@@ -447,54 +449,53 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
   }
 
   /**
-   * The release function of `n` taken through the instance. It may be
-   * called again after it threw before it added them (past 2^31 - 1, or
-   * out of stack).
+   * The release function of `n` taken through the instance. Called again
+   * after it threw (past 2^31 - 1, or out of stack), it does what is left.
    */
   function releaserOf(s, n) {
     let added = false;
     return makeReleaser(
       () => {
-        add(s, n);
-        added = true;
+        if (!added) {
+          add(s, n);
+          added = true;
+        }
         changed(s);
       },
-      () => !added
+      () => true // (asked only after a throw: what is left, a retry does; it adds them once only)
     );
-  }
-
-  /** `[value, release]` of `n` just taken; gives them back if it cannot be made (out of stack). */
-  function heldResult(s, value, n) {
-    try {
-      return [value, releaserOf(s, n)];
-    } catch (error) {
-      give(s, n);
-      throw error;
-    }
   }
 
   /** acquire(): taken at once if the line lets it, else waits its turn in the line. */
   async function acquireIn(s, weight, priority) {
-    if (mayPass(s.line, priority)) {
-      const before = take(s, weight);
-      if (before !== null) return heldResult(s, before, weight);
+    let value = mayPass(s.line, priority) ? take(s, weight) : null;
+    if (value === null) {
+      const entry = join(s.line, weight, priority);
+      let parked = true;
+      try {
+        // Parked before the pump starts: its first look may hand it the
+        // permits (another thread gave some since the take above).
+        const turn = park(entry, Infinity, undefined);
+        startPump(s);
+        const outcome = await ours(turn);
+        parked = false;
+        unpark(entry);
+        if (outcome !== GRANTED) throw entry.error !== undefined ? entry.error : s.cancelError;
+        value = entry.value;
+      } finally {
+        // (A failed await of its turn: out of the line; given back if it was handed them.)
+        if (parked && abandonPark(entry)) give(s, weight);
+        leave(entry);
+      }
     }
-    const entry = join(s.line, weight, priority);
-    let parked = true;
     try {
-      // Parked before the pump starts: its first look may hand it the
-      // permits (another thread gave some since the take above).
-      const turn = park(entry, Infinity, undefined);
-      startPump(s);
-      const outcome = await ours(turn);
-      parked = false;
-      unpark(entry);
-      if (outcome !== GRANTED) throw entry.error !== undefined ? entry.error : s.cancelError;
-      return heldResult(s, entry.value, weight);
-    } finally {
-      // (A failed await of its turn: out of the line; given back if it was handed them.)
-      if (parked && abandonPark(entry)) give(s, weight);
-      leave(entry);
+      return [value, releaserOf(s, weight)];
+    } catch (_) {
+      // Out of stack (a take at once, deep in a caller's stack): once more
+      // from the bottom of the stack, after an await (of a non-promise: it
+      // calls nothing). A give-back here could fail as well.
+      await undefined;
+      return [value, releaserOf(s, weight)];
     }
   }
 

@@ -147,9 +147,19 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * whenever there are any.
    */
   function give(i32a, index, stake, n) {
+    giveBack(i32a, index, stake, n);
+    wakeAfterGive(i32a, index, stake);
+  }
+
+  /** give's first half: `n` permits out of the stake, back into the word. */
+  function giveBack(i32a, index, stake, n) {
     if (n > stake[kHeld]) throw notHeldError(n, stake[kHeld]);
     Atomics.add(i32a, index, n);
     stake[kHeld] -= n;
+  }
+
+  /** give's second half: the waiters' wake-up, owed in the stake until paid. */
+  function wakeAfterGive(i32a, index, stake) {
     if (Atomics.load(i32a, index + 1) > 0) {
       stake[kOwed] = 1;
       payOwed(notify, i32a, index, stake, kOwed);
@@ -172,16 +182,23 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     }
   }
 
-  /** The release function of `n` permits taken through `semaphore`. */
+  /**
+   * The release function of `n` permits taken through `semaphore`. Called
+   * again after it threw (out of stack), it does what is left: it gives
+   * the permits back once only, and wakes the waiters.
+   */
   function releaserOf(semaphore, stake, n) {
-    let before = 0; // what the stake held when the release started
+    const { i32a, index } = semaphore;
+    let given = false;
     return makeReleaser(
       () => {
-        before = stake[kHeld];
-        give(semaphore.i32a, semaphore.index, stake, n);
+        if (!given) {
+          giveBack(i32a, index, stake, n);
+          given = true;
+        }
+        wakeAfterGive(i32a, index, stake);
       },
-      // A release that threw gave nothing back unless the stake went down.
-      () => stake[kHeld] === before,
+      () => true, // (asked only after a throw: what is left is for a retry to do)
       { permits: n }
     );
   }

@@ -9,7 +9,7 @@ const assert = require('assert');
 const path = require('path');
 const { Worker } = require('worker_threads');
 const am = require('../../async-mutex');
-const { root, runNodeAsync, withMessages } = require('../helpers');
+const { root, runNodeAsync, withMessages, fixture, interpretedOnly } = require('../helpers');
 const { waitersForTesting } = require('../..');
 
 const { Mutex, Semaphore, withTimeout, tryAcquire, E_TIMEOUT, E_ALREADY_LOCKED, E_CANCELED } = am;
@@ -338,6 +338,25 @@ describe('atomics-waitasync/async-mutex, what a review found', function () {
     const take = items.acquire();
     items.release();
     assert.strictEqual((await take)[0], 1);
+  });
+
+  /** The tally of fixtures/release-near-stack-limit.js's `name` case (in a child, interpreted only). */
+  async function nearTheLimit(name) {
+    const result = await runNodeAsync([...interpretedOnly(), fixture('release-near-stack-limit.js'), name]);
+    assert.strictEqual(result.status, 0, result.stderr);
+    return JSON.parse(result.stdout);
+  }
+
+  it('near the stack limit, a release function that threw gives the permit back once when called again', async () => {
+    const outs = await nearTheLimit('entry-releaser');
+    const tail = '; the other take served; value 1';
+    assert.deepStrictEqual(Object.keys(outs).sort(), [`RangeError${tail}`, `ok${tail}`], JSON.stringify(outs));
+  });
+
+  it('near the stack limit, acquire() takes, or throws or rejects having kept nothing', async () => {
+    const outs = await nearTheLimit('entry-acquire');
+    for (const out of Object.keys(outs)) assert.match(out, /^(took|threw RangeError|rejected RangeError); value 1$/, JSON.stringify(outs));
+    assert.ok(outs['took; value 1'] > 0 && outs['threw RangeError; value 1'] > 0, JSON.stringify(outs));
   });
 
   it('cancel() lets go the waitForUnlock() calls that only the canceled takes held back', async () => {

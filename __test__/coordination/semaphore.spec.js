@@ -7,7 +7,7 @@
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const { Semaphore, waitersForTesting } = require('../..');
-const { root, until, primitiveWorker } = require('../helpers');
+const { root, until, primitiveWorker, runNodeAsync, fixture, interpretedOnly } = require('../helpers');
 const { makeAbortController } = require('../fixtures/async-lock-helpers');
 
 /** A worker running `body(...)` over its own Semaphore (helpers.js primitiveWorker). */
@@ -467,5 +467,17 @@ describe('Semaphore', function () {
     const unrefd = spawnSync(process.execPath, ['-e', script(true)], { encoding: 'utf8', timeout: 20000 });
     assert.strictEqual(unrefd.status, 0, unrefd.stderr);
     assert.strictEqual(unrefd.stdout.trim(), '', 'exited without waiting for the permit');
+  });
+});
+
+describe('Semaphore near the stack limit', function () {
+  this.timeout(60000);
+
+  it('a release function that threw gives the permits back once when called again: the other holder keeps its own', async () => {
+    // In a child, interpreted only: every depth is reached (fixtures/release-near-stack-limit.js).
+    const result = await runNodeAsync([...interpretedOnly(), fixture('release-near-stack-limit.js'), 'family-releaser']);
+    assert.strictEqual(result.status, 0, result.stderr);
+    const tail = '; the other take served; free while B holds: 1; after B: 2';
+    assert.deepStrictEqual(Object.keys(JSON.parse(result.stdout)).sort(), [`RangeError${tail}`, `ok${tail}`], result.stdout);
   });
 });
