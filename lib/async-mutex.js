@@ -460,9 +460,10 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
           add(s, n);
           added = true;
         }
+        if (Atomics.load(s.i32a, s.index + 1) > 0) s.stake[kOwed] = 1; // (before any call: changed() pays it)
         changed(s);
       },
-      () => true // (asked only after a throw: what is left, a retry does; it adds them once only)
+      () => true // (asked after a throw: the release function stays, for a call again)
     );
   }
 

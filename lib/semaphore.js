@@ -147,7 +147,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * whenever there are any.
    */
   function give(i32a, index, stake, n) {
-    // (giveBack and wakeAfterGive, written out: two calls here cost the
+    // (giveBack and the wake-up, written out: two calls here cost the
     // uncontended release 9 % of its instructions.)
     if (n > stake[kHeld]) throw notHeldError(n, stake[kHeld]);
     Atomics.add(i32a, index, n);
@@ -163,14 +163,6 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (n > stake[kHeld]) throw notHeldError(n, stake[kHeld]);
     Atomics.add(i32a, index, n);
     stake[kHeld] -= n;
-  }
-
-  /** give's second half (a release function's): the waiters' wake-up, owed in the stake until paid. */
-  function wakeAfterGive(i32a, index, stake) {
-    if (Atomics.load(i32a, index + 1) > 0) {
-      stake[kOwed] = 1;
-      payOwed(notify, i32a, index, stake, kOwed);
-    }
   }
 
   const fewerThan = (seen, n) => seen < n;
@@ -190,22 +182,26 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
   }
 
   /**
-   * The release function of `n` permits taken through `semaphore`. Called
-   * again after it threw (out of stack), it does what is left: it gives
-   * the permits back once only, and wakes the waiters.
+   * The release function of `n` permits taken through `semaphore` (which
+   * it keeps alive: a collected instance's stake stays watched while it
+   * holds permits). Called again after it threw (out of stack), it tries
+   * again what is left: the give-back, once only, and the wake-up.
    */
   function releaserOf(semaphore, stake, n) {
-    const { i32a, index } = semaphore;
     let given = false;
     return makeReleaser(
       () => {
         if (!given) {
-          giveBack(i32a, index, stake, n);
+          giveBack(semaphore.i32a, semaphore.index, stake, n);
           given = true;
         }
-        wakeAfterGive(i32a, index, stake);
+        // give's wake-up, written out: owed in the stake before any call.
+        if (Atomics.load(semaphore.i32a, semaphore.index + 1) > 0) {
+          stake[kOwed] = 1;
+          payOwed(notify, semaphore.i32a, semaphore.index, stake, kOwed);
+        }
       },
-      () => true, // (asked only after a throw: what is left is for a retry to do)
+      () => true, // (asked after a throw: the release function stays, for a call again)
       { permits: n }
     );
   }
@@ -281,9 +277,12 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (!run) {
       try {
         return releaserOf(semaphore, stake, n);
-      } catch (error) {
-        give(i32a, index, stake, n); // no release function: nobody else could give them back
-        throw error;
+      } catch (_) {
+        // Out of stack (a take at once, deep in a caller's stack): once
+        // more from the bottom of the stack, after an await (of a
+        // non-promise: it calls nothing). A give-back here could fail too.
+        await undefined;
+        return releaserOf(semaphore, stake, n);
       }
     }
     try {

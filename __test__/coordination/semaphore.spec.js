@@ -480,4 +480,39 @@ describe('Semaphore near the stack limit', function () {
     const tail = '; the other take served; free while B holds: 1; after B: 2';
     assert.deepStrictEqual(Object.keys(JSON.parse(result.stdout)).sort(), [`RangeError${tail}`, `ok${tail}`], result.stdout);
   });
+
+  it('acquire() at every depth takes, or throws or rejects holding nothing', async () => {
+    const result = await runNodeAsync([...interpretedOnly(), fixture('release-near-stack-limit.js'), 'family-acquire']);
+    assert.strictEqual(result.status, 0, result.stderr);
+    const outs = JSON.parse(result.stdout);
+    for (const out of Object.keys(outs)) assert.match(out, /^(took|threw RangeError|rejected RangeError); free 1, held 0$/, result.stdout);
+    assert.ok(outs['took; free 1, held 0'] > 0 && outs['threw RangeError; free 1, held 0'] > 0, result.stdout);
+  });
+});
+
+describe('Semaphore and memory', function () {
+  this.timeout(60000);
+
+  it('instances dropped while their release functions live, then released, leave nothing behind', async () => {
+    // In a child with --expose-gc.
+    const script = `
+      const { Semaphore } = require('./');
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
+      (async () => {
+        for (let i = 0; i < 3; i++) { global.gc(); await turn(); }
+        const before = process.memoryUsage().arrayBuffers;
+        for (let round = 0; round < 20; round++) {
+          const releases = [];
+          for (let i = 0; i < 500; i++) releases.push(await new Semaphore(1).acquire());
+          global.gc(); await turn(); global.gc(); await turn();
+          for (const release of releases) release();
+        }
+        for (let i = 0; i < 3; i++) { global.gc(); await turn(); }
+        console.log(process.memoryUsage().arrayBuffers - before);
+      })();`;
+    const result = await runNodeAsync(['--expose-gc', '-e', script]);
+    assert.strictEqual(result.status, 0, result.stderr);
+    const grown = Number(result.stdout.trim());
+    assert.ok(grown < 28000, `ArrayBuffer memory grew by ${grown} bytes over 10,000 instances`);
+  });
 });
