@@ -549,6 +549,10 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
         cancelError: validateCancelError(cancelError),
         pumping: false,
         pumpCanceller: null,
+        // The instance, kept alive by its release functions (which hold
+        // this state): a collected instance's stake stays watched for its
+        // thread's teardown while it holds permits.
+        instance: this,
       };
     }
 
