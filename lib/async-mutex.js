@@ -274,15 +274,20 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
    * Adds `n` to the value (giving back first what the instance holds),
    * hands what it can to the line, and wakes the other threads' waiters.
    * RangeError, changing nothing, past 2^31 - 1. Out of stack it may
-   * throw having added: the waiters are then woken by the instance's
-   * next change (or its thread's end, if the wake-up was owed by then).
+   * throw having added: the wake-up is owed by then, and paid by the
+   * instance's next call or its thread's end.
    */
   function give(s, n) {
     add(s, n);
     changed(s);
   }
 
-  /** give's change of the value and the stake, without changed(). */
+  /**
+   * give's change of the value and the stake, and the other waiters'
+   * wake-up owed (in the stake, before any call: the thread's teardown,
+   * or the instance's next call, pays it if changed() does not), without
+   * changed().
+   */
   function add(s, n) {
     const { i32a, index, stake } = s;
     let seen = Atomics.load(i32a, index);
@@ -296,17 +301,18 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
     }
     const held = stake[kHeld];
     stake[kHeld] = held > n ? held - n : 0;
+    if (Atomics.load(i32a, index + 1) > 0) stake[kOwed] = 1;
   }
 
   /**
-   * After a change of the value that may let takes go: owes the other
-   * waiters a wake-up (in the stake first, so that the thread's teardown
-   * delivers it if this thread is stopped at the call), hands what it can
-   * to the line, then pays it.
+   * After a change of the value that may let takes go, whose caller owed
+   * the other waiters a wake-up in the stake if any wait (before calling
+   * this, so that the thread's teardown or the instance's next call
+   * delivers it should the call fail): hands what it can to the line,
+   * then pays the wake-up.
    */
   function changed(s) {
     const { i32a, index, stake } = s;
-    if (Atomics.load(i32a, index + 1) > 0) stake[kOwed] = 1;
     dispatch(s);
     if (stake[kOwed] !== 0) payOwed(notify, i32a, index, stake, kOwed);
   }
@@ -460,7 +466,6 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
           add(s, n);
           added = true;
         }
-        if (Atomics.load(s.i32a, s.index + 1) > 0) s.stake[kOwed] = 1; // (before any call: changed() pays it)
         changed(s);
       },
       () => true // (asked after a throw: the release function stays, for a call again)
@@ -549,9 +554,10 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
         cancelError: validateCancelError(cancelError),
         pumping: false,
         pumpCanceller: null,
-        // The instance, kept alive by its release functions (which hold
-        // this state): a collected instance's stake stays watched for its
-        // thread's teardown while it holds permits.
+        // The instance, kept alive by what holds this state (its release
+        // functions, its pump, its waiting takes): a collected instance's
+        // stake stays watched for its thread's teardown while it holds
+        // permits.
         instance: this,
       };
     }
@@ -618,6 +624,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
     setValue(value) {
       const s = stateOf(this);
       Atomics.store(s.i32a, s.index, validateValue(value));
+      if (Atomics.load(s.i32a, s.index + 1) > 0) s.stake[kOwed] = 1; // (before any call: changed() pays it)
       changed(s);
     }
 

@@ -184,14 +184,21 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
   /**
    * The release function of `n` permits taken through `semaphore` (which
    * it keeps alive: a collected instance's stake stays watched while it
-   * holds permits). Called again after it threw (out of stack), it tries
-   * again what is left: the give-back, once only, and the wake-up.
+   * holds permits). Called again after it ran out of stack, it tries again
+   * what is left: the give-back, once only, and the wake-up. One that
+   * found the instance holding fewer (ERR_SEMAPHORE_NOT_HELD) is spent,
+   * so that a call again cannot give back a later hold's permits.
    */
   function releaserOf(semaphore, stake, n) {
     let given = false;
+    let spent = false;
     return makeReleaser(
       () => {
         if (!given) {
+          if (n > stake[kHeld]) {
+            spent = true;
+            throw notHeldError(n, stake[kHeld]);
+          }
           giveBack(semaphore.i32a, semaphore.index, stake, n);
           given = true;
         }
@@ -201,7 +208,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
           payOwed(notify, semaphore.i32a, semaphore.index, stake, kOwed);
         }
       },
-      () => true, // (asked after a throw: the release function stays, for a call again)
+      () => !spent, // (asked after a throw)
       { permits: n }
     );
   }

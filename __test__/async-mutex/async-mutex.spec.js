@@ -353,6 +353,12 @@ describe('atomics-waitasync/async-mutex, what a review found', function () {
     assert.deepStrictEqual(Object.keys(outs).sort(), [`RangeError${tail}`, `ok${tail}`], JSON.stringify(outs));
   });
 
+  it('near the stack limit, setValue() that threw has still woken, by the instance\'s next call, the take it lets go', async () => {
+    const outs = await nearTheLimit('entry-setvalue');
+    const tail = '; the other take served; value 1';
+    assert.deepStrictEqual(Object.keys(outs).sort(), [`RangeError having changed nothing${tail}`, `RangeError${tail}`, `ok${tail}`], JSON.stringify(outs));
+  });
+
   it('near the stack limit, acquire() takes, or throws or rejects having kept nothing', async () => {
     const outs = await nearTheLimit('entry-acquire');
     for (const out of Object.keys(outs)) assert.match(out, /^(took|threw RangeError|rejected RangeError); value 1$/, JSON.stringify(outs));

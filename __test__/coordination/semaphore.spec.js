@@ -470,6 +470,20 @@ describe('Semaphore', function () {
   });
 });
 
+describe('Semaphore release functions', function () {
+  it('one that found its permits already given back is spent: it never gives back a later hold\'s', async () => {
+    const semaphore = new Semaphore(1);
+    const first = await semaphore.acquire();
+    semaphore.release(1); // the instance gives the permit back itself
+    assert.throws(first, { code: 'ERR_SEMAPHORE_NOT_HELD' });
+    const second = await semaphore.acquire();
+    first();
+    assert.deepStrictEqual([semaphore.available, semaphore.held], [0, 1], 'the second hold is intact');
+    second();
+    assert.deepStrictEqual([semaphore.available, semaphore.held], [1, 0]);
+  });
+});
+
 describe('Semaphore near the stack limit', function () {
   this.timeout(60000);
 
