@@ -264,39 +264,32 @@ describe('first come, first served among one thread\'s async takes', function ()
 describe('first come, first served, what a review found', function () {
   this.timeout(60000);
 
-  it('unlock() does not hand the lock to a parked take: a blocking lock() right after it takes it, and the take runs after', async () => {
-    const lock = new AsyncLock();
-    lock.lock();
-    let inside = false;
-    const take = lock.executeLocked(() => {
-      assert.strictEqual(inside, false, 'ran while lock() held it');
+  for (const [name, hold] of [
+    ['unlock() does not hand the lock to a parked take: a blocking lock() right after it takes it, and the take runs after',
+      (lock) => {
+        lock.lock();
+        return () => lock.unlock();
+      }],
+    ["lockGuard()'s release does not hand the lock to a parked take either: a blocking lock() right after it takes it",
+      (lock) => lock.lockGuard()],
+  ]) {
+    it(name, async () => {
+      const lock = new AsyncLock();
+      const release = hold(lock);
+      let inside = false;
+      const take = lock.executeLocked(() => {
+        assert.strictEqual(inside, false, 'ran while lock() held it');
+      });
+      release();
+      assert.strictEqual(lock.lock(1000), true, 'not ERR_ASYNC_LOCK_DEADLOCK');
+      inside = true;
+      await turn();
+      inside = false;
+      lock.unlock();
+      await take;
+      assert.strictEqual(lock.isLocked(), false);
     });
-    lock.unlock();
-    assert.strictEqual(lock.lock(1000), true, 'not ERR_ASYNC_LOCK_DEADLOCK');
-    inside = true;
-    await turn();
-    inside = false;
-    lock.unlock();
-    await take;
-    assert.strictEqual(lock.isLocked(), false);
-  });
-
-  it("lockGuard()'s release does not hand the lock to a parked take either: a blocking lock() right after it takes it", async () => {
-    const lock = new AsyncLock();
-    const release = lock.lockGuard();
-    let inside = false;
-    const take = lock.executeLocked(() => {
-      assert.strictEqual(inside, false, 'ran while lock() held it');
-    });
-    release();
-    assert.strictEqual(lock.lock(1000), true, 'not ERR_ASYNC_LOCK_DEADLOCK');
-    inside = true;
-    await turn();
-    inside = false;
-    lock.unlock();
-    await take;
-    assert.strictEqual(lock.isLocked(), false);
-  });
+  }
 
   it('a take handed the lock whose signal throws as its listener is removed rejects with that error, having released the lock', async () => {
     const lock = new AsyncLock();
