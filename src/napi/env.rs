@@ -1,6 +1,7 @@
 //! Per-env state: the env's pending async waiters, its TSFN and keep-alive
-//! policy, its current sync waiter, and the cleanup hook that drops all of
-//! them when the env (a worker, or the main thread) goes away.
+//! policy, its current sync waiter, the registry of what its instances
+//! hold (held.rs), and the cleanup hook that drops all of them when the env
+//! (a worker, or the main thread) goes away.
 //!
 //! The state lives in raw N-API instance data (napi-rs's typed accessor
 //! takes a process-wide mutex on every call) and is only ever touched on
@@ -16,49 +17,20 @@ use std::sync::Arc;
 
 use napi::sys;
 
-use super::core;
-use super::ffi::{check, Failure, Js, NResult};
+use super::ffi::{check, Failure, Js, NResult, Tsfn};
+use super::held::{self, Registry};
 use super::memory::Array;
+use super::shared::{core, pass_on};
 use crate::core::{Guarded, SyncWait};
 use crate::deadline::When;
 use crate::parker::Parker;
 use crate::registry::{BuildAddressHasher, WaiterId};
 use crate::slab::Slab;
 use crate::sync_wait::WokenMark;
-use crate::wake::{Cancelled, Mailbox, Signal, Woken};
+use crate::wake::{Cancelled, Mailbox, Woken};
 
 /// The env's side of the wake-up core's mailbox: its ThreadsafeFunction.
 pub type EnvShared = Mailbox<Tsfn>;
-
-/// An env's ThreadsafeFunction, as the signal of its mailbox.
-#[derive(Clone, Copy)]
-pub struct Tsfn(pub sys::napi_threadsafe_function);
-
-// SAFETY: N-API allows any thread to call a ThreadsafeFunction; the
-// mailbox calls it only under its lock, while open (before the cleanup
-// hook closes it and releases the function).
-unsafe impl Send for Tsfn {}
-// SAFETY: as above.
-unsafe impl Sync for Tsfn {}
-
-impl Signal for Tsfn {
-  fn signal(&self) -> bool {
-    // SAFETY: the mailbox signals only while open, under its lock, and the
-    // cleanup hook closes it under that lock before releasing the TSFN; a
-    // non-blocking call may be made from any thread.
-    let status = unsafe {
-      sys::napi_call_threadsafe_function(
-        self.0,
-        ptr::null_mut(),
-        sys::ThreadsafeFunctionCallMode::nonblocking,
-      )
-    };
-    // Any failure (`closing`, or the queue could not grow): no call is
-    // queued, so the mailbox takes the batch back and the caller passes
-    // its wake-ups on (`Mailbox::deliver`).
-    status == sys::Status::napi_ok
-  }
-}
 
 /// A pending `waitAsync`, owned by its env's thread.
 pub struct Pending {
@@ -179,12 +151,10 @@ pub struct EnvState {
   pub woken: WokenMark,
   /// The slot and id of the last waiter `waitAsync` queued (`lastQueued`).
   pub last_queued: (u32, WaiterId),
-  /// This env's AsyncLock owner and the words of its instances, freed at
-  /// teardown if still held (`locks::release_held`).
-  pub locks: super::locks::Watch,
-  /// The stakes of this env's Semaphore instances, given back at teardown
-  /// if they still hold something (`stakes::release_stakes`).
-  pub stakes: super::stakes::Watch,
+  /// What this env's primitive instances hold of words shared with other
+  /// threads (AsyncLock words, stakes), freed or given back at teardown
+  /// if they still hold it (`held::release_all`).
+  held: Registry,
   /// Keys of wake-ups this thread's sync waits got but its JS never saw
   /// (see [`EnvState::abandon_sync_wait`]) that the core could not pass on
   /// yet (it panicked, `CoreApi`): kept until it has.
@@ -430,8 +400,7 @@ pub fn init(js: Js, create_tsfn: CreateTsfn) -> NResult<()> {
     woken: WokenMark::default(),
     unpassed: Vec::new(),
     last_queued: (0, 0),
-    locks: Default::default(),
-    stakes: Default::default(),
+    held: Registry::default(),
   }))));
   // SAFETY: cell is alive until the cleanup hook frees it, which aborts
   // the TSFN first.
@@ -487,6 +456,12 @@ impl EnvCell {
 /// Runs `f` with the state of the env `js` is for (see [`EnvCell`]).
 pub fn with_state<T>(js: Js, f: impl FnOnce(&mut EnvState) -> NResult<T>) -> NResult<T> {
   with_env(js, |cell| cell.with(f))
+}
+
+/// The registry of what the env `js` is for holds (`held`), for a call
+/// that registers or claims something there.
+pub fn held(js: Js) -> NResult<Registry> {
+  with_state(js, |state| Ok(state.held.clone()))
 }
 
 /// Runs `f` with the cell of the env `js` is for, for a call that borrows
@@ -545,7 +520,7 @@ fn teardown(js: Js, mut state: EnvState) {
     sys::napi_release_threadsafe_function(tsfn, sys::ThreadsafeFunctionReleaseMode::abort)
   };
   for pending in state.pending.drain() {
-    super::withdraw(&pending);
+    let _ = core().withdraw(pending.key, pending.id, pending.deadline);
     // A promise in JS goes with the env's heap; a deferred is left to
     // the env's teardown (concluding it needs JS, which may no longer run).
   }
@@ -571,14 +546,13 @@ fn teardown(js: Js, mut state: EnvState) {
   if state.abandon_sync_wait().is_err() {
     let _ = state.abandon_sync_wait();
   }
-  // The locks this thread still holds, after its own sync wait has left
-  // its queue (the teardown's wake-up must not go to it). The words'
-  // memory is held by references of their own (`locks::Watched`).
-  super::locks::release_held(js, &state.locks);
-  super::stakes::release_stakes(js, &state.stakes);
+  // What this thread still holds, after its own sync wait has left its
+  // queue (the teardown's wake-up must not go to it). The memory is held
+  // by the registry's own references (`held::Held`).
+  held::release_all(js, &state.held);
   let mut unseen: Vec<usize> = undelivered.iter().filter_map(Woken::unseen_key).collect();
   unseen.append(&mut state.unpassed);
-  super::pass_on(unseen);
+  pass_on(unseen);
 }
 
 /// Closes the env's mailbox for good ([`CoreApi::close`](crate::core::CoreApi::close))

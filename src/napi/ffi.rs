@@ -14,6 +14,8 @@ use std::sync::Arc;
 
 use napi::sys;
 
+use crate::wake::Signal;
+
 /// Why a call from JS failed; thrown as the matching JS error.
 #[derive(Debug)]
 pub enum Failure {
@@ -614,4 +616,36 @@ pub unsafe fn entry<const N: usize>(
     }
   }
   ptr::null_mut()
+}
+
+/// An env's ThreadsafeFunction, as the signal of its mailbox
+/// (`crate::wake::Mailbox`): what the core calls, from any thread, to have
+/// the env drain it (resolver.rs).
+#[derive(Clone, Copy)]
+pub struct Tsfn(pub sys::napi_threadsafe_function);
+
+// SAFETY: N-API allows any thread to call a ThreadsafeFunction; the
+// mailbox calls it only under its lock, while open (before the cleanup
+// hook closes it and releases the function).
+unsafe impl Send for Tsfn {}
+// SAFETY: as above.
+unsafe impl Sync for Tsfn {}
+
+impl Signal for Tsfn {
+  fn signal(&self) -> bool {
+    // SAFETY: the mailbox signals only while open, under its lock, and the
+    // cleanup hook closes it under that lock before releasing the TSFN; a
+    // non-blocking call may be made from any thread.
+    let status = unsafe {
+      sys::napi_call_threadsafe_function(
+        self.0,
+        ptr::null_mut(),
+        sys::ThreadsafeFunctionCallMode::nonblocking,
+      )
+    };
+    // Any failure (`closing`, or the queue could not grow): no call is
+    // queued, so the mailbox takes the batch back and the caller passes
+    // its wake-ups on (`Mailbox::deliver`).
+    status == sys::Status::napi_ok
+  }
 }

@@ -1,51 +1,17 @@
-//! AsyncLock's calls into the addon (lib/async-lock.js): the contended
-//! release, the thread's owner id, and the words its teardown must free
-//! if the thread ends holding them (`crate::robust`).
+//! An AsyncLock's word as the addon sees it (lib/async-lock.js): the
+//! contended release (`releaseLock`), the thread's owner id (`lockOwner`),
+//! what `lockWatch` takes, and what a thread's teardown does with a word it
+//! still holds (`crate::robust`). The registry of watched words is
+//! held.rs's.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::ffi::c_void;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use napi::sys;
 
-use super::core;
-use super::env;
 use super::ffi::{Failure, Js, NResult};
-use super::memory::{self, locate};
-use crate::registry::BuildAddressHasher;
+use super::memory::{self, locate, Location};
+use super::shared::{core, pass_on, wake_word, Woke};
 use crate::robust;
-
-/// The AsyncLock words an env's instances use, for its teardown: shared
-/// between the env's state and the finalizer data of each instance (on the
-/// env's thread only), so that a finalizer that runs after the teardown,
-/// as N-API runs the last ones when it frees the env, finds it closed
-/// rather than the env's instance data, which is gone by then.
-#[derive(Default)]
-pub struct Watched {
-  /// This env's AsyncLock owner (`crate::robust`), given by the core on
-  /// the first `lockOwner`; 0 before.
-  owner: u32,
-  /// Watched words by address: their buffer's base address and how many
-  /// live instances watch them.
-  words: HashMap<usize, (usize, usize), BuildAddressHasher>,
-  /// One strong reference per buffer of a watched word, by base address,
-  /// with how many instances hold it: so that the teardown never writes
-  /// to memory that may have been freed.
-  buffers: HashMap<usize, (sys::napi_ref, usize), BuildAddressHasher>,
-  /// The teardown has run: nothing is watched any more.
-  closed: bool,
-}
-
-/// An env's [`Watched`].
-pub type Watch = Rc<RefCell<Watched>>;
-
-/// What a watched instance's finalizer gets: its env's [`Watch`] and its
-/// word.
-struct Unwatch {
-  watch: Watch,
-  key: usize,
-}
 
 /// `releaseLock(i32a, index, all, held)` → what the AsyncLock word held:
 /// frees it and wakes its waiters in one call, so that a release can never
@@ -86,17 +52,14 @@ pub fn release_lock(
   let word = unsafe { memory::lock_word(&location) }?;
   let (was, count) = match held {
     Some(held) => (robust::release(word, held), 1),
-    None => (
-      word.swap(robust::FREE, std::sync::atomic::Ordering::SeqCst),
-      usize::MAX,
-    ),
+    None => (word.swap(robust::FREE, Ordering::SeqCst), usize::MAX),
   };
   if matches!(held, Some(held) if was & !robust::FAIR != held & !robust::FAIR) {
     return js.number(f64::from(was));
   }
   // Handed over (FAIR): if nobody was woken to take it, it is free.
   let handed = held.is_some() && was & robust::FAIR != 0;
-  let woke = wake_lock_waiter(location.key, count, |n| {
+  let woke = wake_word(location.key, count, |n| {
     if handed && n == 0 && robust::unhand(word) {
       // A waiter that came meanwhile (and waits on HANDED) is told.
       let _ = core().notify(location.key, 1);
@@ -109,40 +72,10 @@ pub fn release_lock(
   })
 }
 
-/// How the wake-up of a freed AsyncLock word went ([`wake_lock_waiter`]).
-pub enum Woke {
-  /// The notify returned.
-  Now,
-  /// It failed twice; a thread of the core retries it.
-  Later,
-  /// It failed twice, and no thread could retry it: the caller owes it.
-  Owed,
-}
-
-/// Wakes `count` waiters of the AsyncLock word at `key`, which the caller
-/// has just freed. (A panic in the core comes back as Err: nothing here
-/// unwinds past the caller's write. The retry is for one that came before
-/// the notify did anything, as an injected one does. One that interrupted
-/// a notify part-way may make the retry wake one more waiter than asked (a
-/// spurious wake-up, which a lock's waiter takes for one), and loses any
-/// async waiter the first try had already taken off its queue: see
-/// `wake::wake`.)
-pub fn wake_lock_waiter(key: usize, count: usize, woke: impl FnOnce(usize)) -> Woke {
-  let core = core();
-  match core.notify(key, count).or_else(|_| core.notify(key, count)) {
-    Ok(n) => {
-      woke(n);
-      Woke::Now
-    }
-    Err(_) if core.notify_later(key, count) == Ok(true) => Woke::Later,
-    Err(_) => Woke::Owed,
-  }
-}
-
-/// `lockOwner(threadId)` → this env's AsyncLock owner (`crate::robust`):
-/// the thread's worker_threads `threadId` + 1, claimed in the core on the
-/// first call (see `CoreApi::claim_owner`), the same number after.
-pub fn lock_owner(js: Js, [thread_id]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+/// `lockOwner(threadId)`'s argument: the AsyncLock owner (`crate::robust`)
+/// of a thread whose worker_threads `threadId` it is, `threadId` + 1.
+/// (held.rs claims it in the core, once per env.)
+pub fn owner_of_thread(js: Js, thread_id: sys::napi_value) -> NResult<u32> {
   let thread_id = js
     .f64(thread_id)
     .map_err(|_| Failure::Type("threadId must be a number".into()))?;
@@ -151,25 +84,12 @@ pub fn lock_owner(js: Js, [thread_id]: [sys::napi_value; 1]) -> NResult<sys::nap
       "atomics-waitasync: threadId {thread_id} is beyond what an AsyncLock word can name"
     )));
   }
-  let owner = thread_id as u32 + 1;
-  let watch = env::with_state(js, |state| Ok(state.locks.clone()))?;
-  let mut watched = watch.borrow_mut();
-  if watched.owner == 0 {
-    if !core().claim_owner(owner)? {
-      return Err(Failure::Error(format!(
-        "atomics-waitasync: another thread has the threadId {thread_id}: AsyncLock could not tell their locks apart"
-      )));
-    }
-    watched.owner = owner;
-  }
-  js.number(f64::from(watched.owner))
+  Ok(thread_id as u32 + 1)
 }
 
-/// `lockWatch(i32a, index, lock)`: the AsyncLock `lock` of this env uses
-/// the word `i32a[index]`: should the env end while it holds it, its
-/// teardown frees it ([`release_held`]). Holds the word's buffer until
-/// `lock` is collected, so that the teardown never writes to freed memory.
-pub fn lock_watch(js: Js, [array, index, lock]: [sys::napi_value; 3]) -> NResult<sys::napi_value> {
+/// `lockWatch(i32a, index, lock)`'s arguments: the word `i32a[index]`, an
+/// Int32Array element, that the object `lock` uses.
+pub fn word_to_watch(js: Js, [array, index, lock]: [sys::napi_value; 3]) -> NResult<Location> {
   let location = locate(js, array, js.f64(index)?)?;
   if location.element != memory::Element::Int32 {
     return Err(Failure::Type("typedArray must be an Int32Array".into()));
@@ -177,120 +97,24 @@ pub fn lock_watch(js: Js, [array, index, lock]: [sys::napi_value; 3]) -> NResult
   if !js.is_object(lock)? {
     return Err(Failure::Type("lock must be an object".into()));
   }
-  let (key, base) = (location.key, location.buffer_base);
-  let watch = env::with_state(js, |state| Ok(state.locks.clone()))?;
-  {
-    let mut watched = watch.borrow_mut();
-    match watched.buffers.get_mut(&base) {
-      Some((_, holders)) => *holders += 1,
-      None => {
-        let buffer = location.buffer.ok_or(Failure::Pending)?;
-        let reference = js.create_reference(buffer)?;
-        watched.buffers.insert(base, (reference, 1));
-      }
-    }
-    watched.words.entry(key).or_insert((base, 0)).1 += 1;
-  }
-  let unwatch = Box::into_raw(Box::new(Unwatch { watch, key }));
-  if js
-    .add_finalizer(lock, unwatch.cast(), lock_unwatched)
-    .is_err()
-  {
-    // The word stays watched, and its buffer held, for as long as the env
-    // lives: robust still, at the cost of that memory.
-    // SAFETY: from Box::into_raw above; N-API did not take it.
-    drop(unsafe { Box::from_raw(unwatch) });
-  }
-  js.undefined()
+  Ok(location)
 }
 
-/// The finalizer of a watched AsyncLock (`lockWatch`): one instance fewer
-/// watches its word and holds its buffer. Nothing more once the env's
-/// teardown has run (it released everything).
-///
-/// # Safety
-/// Called by N-API once, on the env's thread, with the `Unwatch` that
-/// `lockWatch` passed.
-unsafe extern "C" fn lock_unwatched(env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-    // SAFETY: from Box::into_raw in lock_watch, finalized once.
-    let unwatch = unsafe { Box::from_raw(data.cast::<Unwatch>()) };
-    let Ok(mut watched) = unwatch.watch.try_borrow_mut() else {
-      return; // (not reached: nothing borrows it across a collection)
-    };
-    if watched.closed {
-      return;
-    }
-    let Some(&(_, watchers)) = watched.words.get(&unwatch.key) else {
-      return;
-    };
-    let held_here = watchers == 1 && watched.owner != 0 && {
-      // SAFETY: the word's buffer is held by a strong reference of
-      // `buffers` (released below at the earliest: this instance counts).
-      let word = unsafe { memory::watched_word(unwatch.key) };
-      robust::owner_of(word.load(std::sync::atomic::Ordering::SeqCst)) == watched.owner
-    };
-    if held_here {
-      // The last instance of this env over the word, collected while this
-      // env holds the word (it was dropped without unlocking): no instance
-      // of this env can unlock it any more, so it stays watched, and its
-      // buffer held, for the teardown to free.
-      return;
-    }
-    let Some(word) = watched.words.get_mut(&unwatch.key) else {
-      return;
-    };
-    word.1 -= 1;
-    let base = word.0;
-    if word.1 == 0 {
-      watched.words.remove(&unwatch.key);
-    }
-    if let Some(buffer) = watched.buffers.get_mut(&base) {
-      buffer.1 -= 1;
-      if buffer.1 == 0 {
-        let reference = buffer.0;
-        watched.buffers.remove(&base);
-        // SAFETY: N-API runs finalizers on the env's thread with a live
-        // env, before the teardown (not `closed`).
-        unsafe { Js::new(env) }.delete_reference(reference);
-      }
-    }
-  }));
-  if let Err(payload) = outcome {
-    std::mem::forget(payload); // its Drop could panic, outside the catch
-  }
+/// Whether the thread whose owner is `owner` holds `word`.
+pub fn held_by(word: &AtomicI32, owner: u32) -> bool {
+  robust::owner_of(word.load(Ordering::SeqCst)) == owner
 }
 
-/// The env is ending (its teardown, on its own thread, JavaScript stopped):
-/// each watched word its owner still holds is freed as abandoned, and one
-/// of its waiters, if it may have any, is woken (whichever thread it is
-/// in); then the buffers are let go, and later finalizers do nothing.
-pub fn release_held(js: Js, watch: &Watch) {
-  // (Never borrowed here: the teardown runs when no call from JS is under
-  // way, and finalizers do not run inside it. Should it be, this does
-  // nothing rather than panic and skip the rest of the teardown.)
-  let Ok(mut watched) = watch.try_borrow_mut() else {
-    return;
-  };
-  watched.closed = true;
-  if watched.owner != 0 {
-    for &key in watched.words.keys() {
-      // SAFETY: every watched word's buffer is held by a strong reference
-      // of `buffers`, deleted only below.
-      let word = unsafe { memory::watched_word(key) };
-      let freed = robust::release_dead(word, watched.owner) == Some(true)
-        // A word handed to a waiter that may have been this thread's: free
-        // again (not abandoned: its holder did not end), for whoever comes.
-        || robust::unhand(word);
-      if freed && matches!(wake_lock_waiter(key, 1, |_| {}), Woke::Owed) {
-        super::pass_on([key]);
-      }
-    }
-    let _ = core().forget_owner(watched.owner);
-  }
-  watched.words.clear();
-  for (_, (reference, _)) in watched.buffers.drain() {
-    js.delete_reference(reference);
+/// The thread whose owner is `owner` is ending: if it holds `word` (at
+/// `key`), the word is freed as abandoned and one of its waiters, if it may
+/// have any, woken (whichever thread it is in).
+pub fn free_dead(key: usize, word: &AtomicI32, owner: u32) {
+  let freed = robust::release_dead(word, owner) == Some(true)
+    // A word handed to a waiter that may have been this thread's: free
+    // again (not abandoned: its holder did not end), for whoever comes.
+    || robust::unhand(word);
+  if freed && matches!(wake_word(key, 1, |_| {}), Woke::Owed) {
+    pass_on([key]);
   }
 }
 

@@ -18,8 +18,20 @@
 //! `-1 - slot`: lib/pending.js makes its promise and keeps it in that slot
 //! until `settle` is called with its outcome.
 
+// Who calls whom, bottom to top; each module uses only those below it:
+//
+//   ffi       raw N-API, made safe for one callback; `Tsfn`
+//   memory    typed-array elements as addresses (ffi)
+//   shared    the process's waiter core, and a word's robust wake-up (ffi)
+//   locks     an AsyncLock's word: release, owner, teardown (ffi, memory, shared)
+//   stakes    the stake of a Semaphore, RwLock, Barrier, Latch, Condition (ffi, memory)
+//   held      the one teardown registry, of every kind (ffi, memory, shared, locks, stakes)
+//   env       per-env state and its cleanup hook, which calls held (ffi, memory, shared, held)
+//   resolver  settling pending promises on the env's thread (ffi, shared, env)
+//   mod.rs    the callbacks JS calls, and module init (all of them)
 mod env;
 mod ffi;
+mod held;
 mod locks;
 mod memory;
 mod resolver;
@@ -33,44 +45,14 @@ use std::time::Duration;
 use napi::bindgen_prelude::{Env, JsValue, Object};
 use napi::sys;
 use napi_derive::napi;
-use once_cell::sync::Lazy;
 
-use self::env::Tsfn;
 use self::env::{Pending, Promise, Settler};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
-use self::locks::{lock_owner, lock_watch, release_lock};
+use self::locks::release_lock;
 use self::memory::{expected, holds, locate, Location};
-use self::stakes::stake_watch;
-use crate::core::{CoreApi, Slice};
+use self::shared::{core, Core, Waiter};
+use crate::core::Slice;
 use crate::registry::Enqueued;
-
-/// What a queue entry is: a parked thread, or an env's pending promise
-/// (the core's waiter, with this layer's signal).
-pub type Waiter = crate::core::Waiter<Tsfn>;
-
-/// The waiter core, as this layer sees it: every call runs the code of the
-/// copy of the package that owns it (see `crate::core`).
-pub type Core = dyn CoreApi<Tsfn>;
-
-/// This copy's own core: the registry, notifier and deadline epoch shared
-/// by every env (main thread and workers), so that any thread's notify
-/// finds any thread's waiters.
-static OWN_CORE: Lazy<crate::core::Core<Tsfn>> =
-  Lazy::new(|| crate::core::Core::new(retain_this_module));
-
-/// The notifier thread outlives any one env and runs this copy's code:
-/// keep this image mapped even if the env that loaded it unloads it.
-fn retain_this_module() {
-  napi::bindgen_prelude::retain_current_module_for_unload_safety();
-}
-
-/// The process's waiter core: this copy's own, or that of the copy of the
-/// package loaded first (see `shared`).
-pub fn core() -> &'static Core {
-  // A copy that cannot share fails its module init (`init`), so none of
-  // its callbacks exists: its own core is never reached from JS.
-  shared::chosen().unwrap_or_else(|_| &*OWN_CORE)
-}
 
 /// Results as they cross to JS; index.js maps them to the spec's strings.
 mod code {
@@ -92,13 +74,6 @@ const SYNC_SLICE: Duration = Duration::from_millis(10);
 
 /// The largest slot a pending `waitAsync` may have (see `wait_async`).
 const MAX_SLOT: u32 = (1 << 31) - 1;
-
-/// Passes on wake-ups nobody will see (see `crate::wake::pass_on`). For
-/// paths that have nobody to report to (teardown, settling); a panic in
-/// the core there is dropped with what it had not passed on yet.
-pub fn pass_on(keys: impl IntoIterator<Item = usize>) {
-  let _ = core().pass_on(&mut keys.into_iter());
-}
 
 /// DoWait step 9: ToNumber(timeout) has been done; NaN → +∞, negative → 0.
 fn timeout_ms(js: Js, timeout: sys::napi_value) -> NResult<f64> {
@@ -297,14 +272,6 @@ fn conclude_deferred(js: Js, deferred: NonNull<sys::napi_deferred__>) {
   }
 }
 
-/// [`CoreApi::withdraw`] on the process's core (env teardown); false if
-/// it panicked there.
-pub fn withdraw(pending: &Pending) -> bool {
-  core()
-    .withdraw(pending.key, pending.id, pending.deadline)
-    .unwrap_or(false)
-}
-
 /// `cancel(slot[, id])` → whether it took the waiter back.
 ///
 /// Without `id` (lib/pending.js, when it could not make the promise): takes
@@ -421,6 +388,34 @@ fn notify(js: Js, [array, index, count]: [sys::napi_value; 3]) -> NResult<sys::n
   let count = count_arg(js, count)?;
   let n = core().notify(location.key, count)?;
   js.number(n as f64)
+}
+
+/// `lockOwner(threadId)` → this env's AsyncLock owner (`crate::robust`):
+/// the thread's worker_threads `threadId` + 1, claimed in the core on the
+/// first call (see `CoreApi::claim_owner`), the same number after.
+fn lock_owner(js: Js, [thread_id]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+  let owner = locks::owner_of_thread(js, thread_id)?;
+  let owner = held::claim_owner(&env::held(js)?, owner)?;
+  js.number(f64::from(owner))
+}
+
+/// `lockWatch(i32a, index, lock)`: the AsyncLock `lock` of this env uses
+/// the word `i32a[index]`: should the env end while it holds it, its
+/// teardown frees it (see `held`).
+fn lock_watch(js: Js, args: [sys::napi_value; 3]) -> NResult<sys::napi_value> {
+  let word = locks::word_to_watch(js, args)?;
+  held::watch_word(js, &env::held(js)?, &word, args[2])?;
+  js.undefined()
+}
+
+/// `stakeWatch(i32a, index, kind, stake, instance)`: `instance`, of this
+/// env, keeps its stake of the primitive whose word is `i32a[index]`:
+/// should the env end while the stake holds something, its teardown gives
+/// it back (see `stakes`, `held`).
+fn stake_watch(js: Js, args: [sys::napi_value; 5]) -> NResult<sys::napi_value> {
+  let (stake, buffers) = stakes::stake_to_watch(js, args)?;
+  held::watch_stake(js, &env::held(js)?, stake, buffers, args[4])?;
+  js.undefined()
 }
 
 thread_local! {

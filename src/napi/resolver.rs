@@ -26,6 +26,7 @@ use smallvec::SmallVec;
 
 use super::env::{EnvCell, EnvState, Pending, Promise};
 use super::ffi::{check, Failure, Js, NResult};
+use super::shared::{core, pass_on};
 use crate::wake::{Settled, Woken};
 
 /// Creates the env's TSFN, unref'd: it is ref'd only while the env has
@@ -98,7 +99,7 @@ pub const SCOPE_CHUNK: usize = 256;
 fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
   let mut woken = cell.with(|state| {
     let mut woken = std::mem::take(&mut state.spare);
-    if let Err(panicked) = super::core().drain(&state.shared, &mut woken) {
+    if let Err(panicked) = core().drain(&state.shared, &mut woken) {
       // The mailbox may still hold everything, and no signal is on its
       // way (it signals only when it goes from empty to not): without
       // one, nothing here would ever settle again. So this thread signals
@@ -184,7 +185,7 @@ fn settle_all(js: Js, cell: &EnvCell) -> NResult<()> {
     Ok(())
   })?;
   if !unseen.is_empty() {
-    super::pass_on(unseen);
+    pass_on(unseen);
   }
   Ok(())
 }
@@ -244,7 +245,7 @@ impl Drop for Unsettled {
   fn drop(&mut self) {
     if self.left > 0 {
       let unsettled = self.waiters.iter().flatten();
-      super::pass_on(unsettled.filter_map(|(woken, _)| woken.unseen_key()));
+      pass_on(unsettled.filter_map(|(woken, _)| woken.unseen_key()));
     }
   }
 }

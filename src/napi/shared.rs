@@ -1,3 +1,6 @@
+//! The process's waiter core ([`core`]), and the robust wake-ups of a
+//! word that every kind of primitive uses ([`wake_word`], [`pass_on`]).
+//!
 //! One waiter core per process, however many copies of the package are
 //! loaded (two versions in node_modules, a bundled copy).
 //!
@@ -39,7 +42,83 @@ use std::ffi::{c_char, CStr};
 
 use once_cell::sync::{Lazy, OnceCell};
 
-use super::{Core, OWN_CORE};
+use crate::core::CoreApi;
+
+use super::ffi::Tsfn;
+
+/// What a queue entry is: a parked thread, or an env's pending promise
+/// (the core's waiter, with this layer's signal).
+pub type Waiter = crate::core::Waiter<Tsfn>;
+
+/// The waiter core, as this layer sees it: every call runs the code of the
+/// copy of the package that owns it (see `crate::core`).
+pub type Core = dyn CoreApi<Tsfn>;
+
+/// This copy's own core: the registry, notifier and deadline epoch shared
+/// by every env (main thread and workers), so that any thread's notify
+/// finds any thread's waiters.
+static OWN_CORE: Lazy<crate::core::Core<Tsfn>> =
+  Lazy::new(|| crate::core::Core::new(retain_this_module));
+
+/// The notifier thread outlives any one env and runs this copy's code:
+/// keep this image mapped even if the env that loaded it unloads it.
+fn retain_this_module() {
+  napi::bindgen_prelude::retain_current_module_for_unload_safety();
+}
+
+/// The process's waiter core: this copy's own, or that of the copy of the
+/// package loaded first (see the module docs).
+pub fn core() -> &'static Core {
+  // A copy that cannot share fails its module init (mod.rs `init`), so
+  // none of its callbacks exists: its own core is never reached from JS.
+  chosen().unwrap_or_else(|_| &*OWN_CORE)
+}
+
+/// Passes on wake-ups nobody will see (see `crate::wake::pass_on`). For
+/// paths that have nobody to report to (teardown, settling); a panic in
+/// the core there is dropped with what it had not passed on yet.
+pub fn pass_on(keys: impl IntoIterator<Item = usize>) {
+  let _ = core().pass_on(&mut keys.into_iter());
+}
+
+/// How the wake-up of a freed word went ([`wake_word`]).
+pub enum Woke {
+  /// The notify returned.
+  Now,
+  /// It failed twice; a thread of the core retries it.
+  Later,
+  /// It failed twice, and no thread could retry it: the caller owes it.
+  Owed,
+}
+
+/// Wakes `count` waiters of the word at `key`, whose change (a lock freed,
+/// permits given back, a wake-up owed) the caller has just made. (A panic
+/// in the core comes back as Err: nothing here unwinds past the caller's
+/// write. The retry is for one that came before
+/// the notify did anything, as an injected one does. One that interrupted
+/// a notify part-way may make the retry wake one more waiter than asked (a
+/// spurious wake-up, which a lock's waiter takes for one), and loses any
+/// async waiter the first try had already taken off its queue: see
+/// `wake::wake`.)
+pub fn wake_word(key: usize, count: usize, woke: impl FnOnce(usize)) -> Woke {
+  let core = core();
+  match core.notify(key, count).or_else(|_| core.notify(key, count)) {
+    Ok(n) => {
+      woke(n);
+      Woke::Now
+    }
+    Err(_) if core.notify_later(key, count) == Ok(true) => Woke::Later,
+    Err(_) => Woke::Owed,
+  }
+}
+
+/// Wakes every waiter of the word at `word`, passing the wake-up on if the
+/// core could not deliver it.
+pub fn wake_all(word: usize) {
+  if matches!(wake_word(word, usize::MAX, |_| {}), Woke::Owed) {
+    pass_on([word]);
+  }
+}
 
 /// The ABI marker: two copies share a core only if theirs are equal.
 /// NUL-terminated; kept as one string in .rodata (the tests find it there

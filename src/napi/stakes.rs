@@ -2,25 +2,18 @@
 //! holds of a primitive whose word counts its holders (a Semaphore's
 //! permits, an RwLock's readers and writer), or owes its waiters (a Latch's
 //! wake-up at zero, a Condition's notify), given back or delivered by the
-//! env's teardown if the thread ends with it.
-
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::ffi::c_void;
-use std::rc::Rc;
+//! env's teardown if the thread ends with it. What `stakeWatch` takes, and
+//! what a stake means; the registry of watched stakes is held.rs's.
 
 use napi::sys;
 
 use super::ffi::{Failure, Js, NResult};
-use super::locks::{wake_lock_waiter, Woke};
 use super::memory::{self, locate};
-use super::{env, pass_on};
-use crate::registry::BuildAddressHasher;
 use crate::stake;
 
 /// What a stake is a share of.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Kind {
+pub enum Kind {
   /// A Semaphore: the word is its `permits`, the next Int32 its `waiters`.
   Semaphore = 1,
   /// A wake-up owed to every waiter of the word: the stake's first Int32
@@ -57,93 +50,112 @@ impl Kind {
   }
 }
 
-/// One watched instance's stake. It holds the buffers of the word and of
-/// the stake for as long as it lives (they are let go with it: [`Stake::let_go`]),
-/// so that its reads never touch freed memory.
-struct Stake {
-  kind: Kind,
+/// One watched instance's stake: where its primitive's word and its own
+/// Int32s are. It reads that memory, so its methods are `unsafe`: the
+/// caller must hold both buffers (held.rs does, for as long as the stake is
+/// watched).
+pub struct Stake {
+  pub kind: Kind,
   /// The address of the primitive's word (its registry key).
-  word: usize,
+  pub word: usize,
   /// The address of the Int32 that holds the instance's stake.
-  cell: usize,
-  /// Strong references to the SharedArrayBuffers of the word and of the
-  /// stake, so that neither is freed while the stake is watched.
-  buffers: [sys::napi_ref; 2],
+  pub cell: usize,
+  /// The base addresses of the word's buffer and of the stake's.
+  pub word_base: usize,
+  pub cell_base: usize,
 }
 
 impl Stake {
   /// The stake's Int32 at `at` (below `kind.ints()`).
-  fn int(&self, at: usize) -> i32 {
+  ///
+  /// # Safety
+  /// The stake's buffer is alive for the call.
+  unsafe fn int(&self, at: usize) -> i32 {
     debug_assert!(at < self.kind.ints());
     // SAFETY: `cell` is element 0 of an Int32Array of `kind.ints()` or more
-    // (checked at watch), in the buffer `buffers[1]` holds while `self`
-    // lives.
+    // (checked by `stake_to_watch`), in a buffer the caller holds.
     unsafe { memory::stake_int(self.cell, at) }
   }
 
   /// Whether the instance still holds something of the primitive, or
   /// waits in it: for the teardown to give back.
-  fn holds(&self) -> bool {
+  ///
+  /// # Safety
+  /// The stake's buffer is alive for the call.
+  pub unsafe fn holds(&self) -> bool {
+    // SAFETY: (each) as the caller promises.
+    let int = |at| unsafe { self.int(at) };
     match self.kind {
-      Kind::Semaphore | Kind::RwLock => self.int(0) != 0 || self.int(1) != 0,
-      Kind::Barrier => self.int(0) != 0,
+      Kind::Semaphore | Kind::RwLock => int(0) != 0 || int(1) != 0,
+      Kind::Barrier => int(0) != 0,
       Kind::Owed => false,
     }
   }
 
   /// Whether a wake-up of every waiter is owed.
-  fn owes(&self) -> bool {
-    self.int(self.kind.owed_at()) != 0
+  ///
+  /// # Safety
+  /// The stake's buffer is alive for the call.
+  pub unsafe fn owes(&self) -> bool {
+    // SAFETY: as the caller promises.
+    unsafe { self.int(self.kind.owed_at()) != 0 }
   }
 
-  /// Lets go of both buffers, and of the stake.
-  fn let_go(self, js: Js) {
-    for reference in self.buffers {
-      js.delete_reference(reference);
+  /// The instance's thread is ending: gives back what the stake holds, and
+  /// says whether every waiter of the word must be woken (something was
+  /// given back, or a wake-up was owed).
+  ///
+  /// # Safety
+  /// The buffers of the word and of the stake are alive for the call.
+  pub unsafe fn give_back(&self) -> bool {
+    // SAFETY: the stake's buffer, as the caller promises.
+    let held = unsafe { self.int(0) };
+    // SAFETY: as above.
+    let announced = unsafe { self.int(1) };
+    // The word and the Int32 after it (not for kind 2, which has only the
+    // word): Int32Array elements of the word's buffer (`stake_to_watch`
+    // located both), which the caller holds.
+    let words = || {
+      // SAFETY: as just said.
+      let word = unsafe { memory::watched_word(self.word) };
+      // SAFETY: as just said.
+      let next = unsafe { memory::watched_word(self.word + 4) };
+      (word, next)
+    };
+    match self.kind {
+      Kind::Semaphore => {
+        let (permits, waiters) = words();
+        stake::release_dead_permits(permits, waiters, held, announced)
+      }
+      Kind::RwLock => {
+        let (state, waiters) = words();
+        stake::release_dead_share(state, waiters, held, announced)
+      }
+      // A count-down to zero or a notify that may not have woken them.
+      Kind::Owed => held != 0,
+      // Waiting at generation held - 1: broken for the others; and a
+      // wake-up owed (`announced` here: the stake's second Int32) after a
+      // last arrival, a break or a reset that may not have notified.
+      Kind::Barrier => {
+        let broke = held > 0 && {
+          let (state, ended) = words();
+          stake::break_dead_party(state, ended, held as u32 - 1)
+        };
+        broke || announced != 0
+      }
     }
   }
 }
 
-/// Wakes every waiter of the word at `word`, passing the wake-up on if the
-/// core could not deliver it.
-fn wake_all(word: usize) {
-  if matches!(wake_lock_waiter(word, usize::MAX, |_| {}), Woke::Owed) {
-    pass_on([word]);
-  }
-}
-
-/// The stakes of an env's instances, by the address of their stake Int32:
-/// shared between the env's state and the finalizer data of each instance
-/// (on the env's thread only), so that a finalizer that runs after the
-/// teardown finds it closed.
-#[derive(Default)]
-pub struct Stakes {
-  stakes: HashMap<usize, Stake, BuildAddressHasher>,
-  /// The teardown has run: nothing is watched any more.
-  closed: bool,
-}
-
-/// An env's [`Stakes`].
-pub type Watch = Rc<RefCell<Stakes>>;
-
-/// What a watched instance's finalizer gets.
-struct Unwatch {
-  watch: Watch,
-  cell: usize,
-}
-
-/// `stakeWatch(i32a, index, kind, stake, instance)`: `instance`, of this
-/// env, keeps its stake (an Int32Array over a SharedArrayBuffer of its
-/// own, of [`Kind::ints`] or more) of the primitive whose word is
-/// `i32a[index]` (but for kind 2, also `i32a[index + 1]`): should the env
-/// end while the stake holds something, its teardown gives it back
-/// ([`release_stakes`]). Holds both buffers until `instance` is collected
-/// holding nothing, so that the teardown never touches freed memory; a
-/// wake-up the stake owes then is delivered ([`stake_unwatched`]).
-pub fn stake_watch(
+/// `stakeWatch(i32a, index, kind, stake, instance)`'s arguments: the stake
+/// (an Int32Array over a SharedArrayBuffer of its own, of [`Kind::ints`]
+/// or more) that the object `instance` keeps of the primitive whose word is
+/// `i32a[index]` (but for kind 2, also `i32a[index + 1]`); with the
+/// objects of the word's buffer and of the stake's, for held.rs to hold.
+pub fn stake_to_watch(
   js: Js,
   [array, index, kind, cell_array, instance]: [sys::napi_value; 5],
-) -> NResult<sys::napi_value> {
+) -> NResult<(Stake, [Option<sys::napi_value>; 2])> {
   let index = js
     .f64(index)
     .map_err(|_| Failure::Type("index must be a number".into()))?;
@@ -181,140 +193,12 @@ pub fn stake_watch(
   if !js.is_object(instance)? {
     return Err(Failure::Type("instance must be an object".into()));
   }
-  let watch = env::with_state(js, |state| Ok(state.stakes.clone()))?;
-  if watch.borrow().stakes.contains_key(&cell.key) {
-    return Err(Failure::Error("this stake is watched already".into()));
-  }
-  let word_buffer = js.create_reference(word.buffer.ok_or(Failure::Pending)?)?;
-  let cell_buffer = match js.create_reference(cell.buffer.ok_or(Failure::Pending)?) {
-    Ok(reference) => reference,
-    Err(failure) => {
-      js.delete_reference(word_buffer);
-      return Err(failure);
-    }
-  };
-  watch.borrow_mut().stakes.insert(
-    cell.key,
-    Stake {
-      kind,
-      word: word.key,
-      cell: cell.key,
-      buffers: [word_buffer, cell_buffer],
-    },
-  );
-  let unwatch = Box::into_raw(Box::new(Unwatch {
-    watch,
+  let stake = Stake {
+    kind,
+    word: word.key,
     cell: cell.key,
-  }));
-  if js
-    .add_finalizer(instance, unwatch.cast(), stake_unwatched)
-    .is_err()
-  {
-    // The stake stays watched, and its buffers held, for as long as the
-    // env lives: robust still, at the cost of that memory.
-    // SAFETY: from Box::into_raw above; N-API did not take it.
-    drop(unsafe { Box::from_raw(unwatch) });
-  }
-  js.undefined()
-}
-
-/// The finalizer of a watched instance (`stakeWatch`): a wake-up its
-/// stake owes (the instance ran out of stack between a change and its
-/// notify, and was dropped before a call of its paid it) is delivered now:
-/// nothing else would, but the teardown of a thread that may live on. Then
-/// the stake is let go with its buffers, unless it still holds something
-/// (the instance was dropped holding it): then it stays for the teardown
-/// to give back.
-///
-/// # Safety
-/// Called by N-API once, on the env's thread, with the `Unwatch` that
-/// `stakeWatch` passed.
-unsafe extern "C" fn stake_unwatched(env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-    // SAFETY: from Box::into_raw in stake_watch, finalized once.
-    let unwatch = unsafe { Box::from_raw(data.cast::<Unwatch>()) };
-    let Ok(mut stakes) = unwatch.watch.try_borrow_mut() else {
-      return; // (not reached: nothing borrows it across a collection)
-    };
-    if stakes.closed {
-      return;
-    }
-    let Some(entry) = stakes.stakes.get(&unwatch.cell) else {
-      return;
-    };
-    if entry.holds() {
-      // Held by a dropped instance: the teardown gives it back.
-      if entry.owes() {
-        let word = entry.word;
-        drop(stakes);
-        wake_all(word);
-      }
-      return;
-    }
-    let Some(entry) = stakes.stakes.remove(&unwatch.cell) else {
-      return;
-    };
-    drop(stakes);
-    if entry.owes() {
-      wake_all(entry.word);
-    }
-    // SAFETY: N-API runs finalizers on the env's thread with a live env,
-    // before the teardown (not `closed`).
-    entry.let_go(unsafe { Js::new(env) });
-  }));
-  if let Err(payload) = outcome {
-    std::mem::forget(payload); // its Drop could panic, outside the catch
-  }
-}
-
-/// The env is ending (its teardown, on its own thread, JavaScript stopped):
-/// each watched stake that still holds something is given back, and the
-/// primitive's waiters woken; then the buffers are let go, and later
-/// finalizers do nothing.
-pub fn release_stakes(js: Js, watch: &Watch) {
-  let Ok(mut stakes) = watch.try_borrow_mut() else {
-    return; // (never borrowed here; should it be, skip rather than panic)
+    word_base: word.buffer_base,
+    cell_base: cell.buffer_base,
   };
-  stakes.closed = true;
-  for (_, entry) in stakes.stakes.drain() {
-    // Both buffers are held by `entry` until it is let go below; the word
-    // and, but for kind 2, the Int32 after it are Int32Array elements of
-    // the first (`locate`d at watch).
-    let (held, announced) = (entry.int(0), entry.int(1));
-    let wake = match entry.kind {
-      Kind::Semaphore => {
-        // SAFETY: the word, in its held buffer.
-        let word = unsafe { memory::watched_word(entry.word) };
-        // SAFETY: the Int32 after it, in the same held buffer.
-        let next = unsafe { memory::watched_word(entry.word + 4) };
-        stake::release_dead_permits(word, next, held, announced)
-      }
-      Kind::RwLock => {
-        // SAFETY: the word, in its held buffer.
-        let state = unsafe { memory::watched_word(entry.word) };
-        // SAFETY: the Int32 after it, in the same held buffer.
-        let waiters = unsafe { memory::watched_word(entry.word + 4) };
-        stake::release_dead_share(state, waiters, held, announced)
-      }
-      // A count-down to zero or a notify that may not have woken them.
-      Kind::Owed => held != 0,
-      // Waiting at generation held - 1: broken for the others; and a
-      // wake-up owed (`announced` here: the stake's second Int32) after a
-      // last arrival, a break or a reset that may not have notified.
-      Kind::Barrier => {
-        let broke = held > 0 && {
-          // SAFETY: the word, in its held buffer.
-          let state = unsafe { memory::watched_word(entry.word) };
-          // SAFETY: the Int32 after it, in the same held buffer.
-          let ended = unsafe { memory::watched_word(entry.word + 4) };
-          stake::break_dead_party(state, ended, held as u32 - 1)
-        };
-        broke || announced != 0
-      }
-    };
-    if wake {
-      wake_all(entry.word);
-    }
-    entry.let_go(js);
-  }
+  Ok((stake, [word.buffer, cell.buffer]))
 }

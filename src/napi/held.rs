@@ -1,0 +1,295 @@
+//! What a thread holds, for its teardown: one registry per env of every
+//! primitive instance that could end holding something of a word shared
+//! with other threads, by kind: an AsyncLock's word (locks.rs), and the
+//! stake of a Semaphore, RwLock, Barrier, Latch or Condition (stakes.rs).
+//! Should the thread end while one holds something, [`release_all`], run
+//! by the env's teardown, frees it for the others and wakes them.
+//!
+//! The registry is shared between the env's state and the finalizer data
+//! of each watched instance, on the env's thread only, so that a finalizer
+//! that runs after the teardown (N-API runs the last ones when it frees the
+//! env) finds it closed rather than the env's instance data, which is gone
+//! by then. Everything it watches lies in a SharedArrayBuffer it holds by a
+//! strong reference (`buffers`), so that neither the teardown nor a
+//! finalizer ever touches memory that may have been freed.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::rc::Rc;
+
+use napi::sys;
+
+use super::ffi::{Failure, Js, NResult};
+use super::locks;
+use super::memory::{self, Location};
+use super::shared::{core, wake_all};
+use super::stakes::Stake;
+use crate::registry::BuildAddressHasher;
+
+/// An env's registry (see the module docs).
+#[derive(Default)]
+pub struct Held {
+  /// This env's AsyncLock owner (`crate::robust`), given by the core on
+  /// the first `lockOwner`; 0 before.
+  owner: u32,
+  /// Watched AsyncLock words by address: their buffer's base address and
+  /// how many live instances watch them.
+  words: HashMap<usize, (usize, usize), BuildAddressHasher>,
+  /// Watched stakes by the address of their first Int32.
+  stakes: HashMap<usize, Stake, BuildAddressHasher>,
+  /// One strong reference per buffer of a watched word or stake, by base
+  /// address, with how many holds it has: one per instance over a word,
+  /// two per stake (the word's buffer and the stake's).
+  buffers: HashMap<usize, (sys::napi_ref, usize), BuildAddressHasher>,
+  /// The teardown has run: nothing is watched any more.
+  closed: bool,
+}
+
+/// An env's [`Held`], as its state and its instances' finalizers share it.
+pub type Registry = Rc<RefCell<Held>>;
+
+/// What a watched instance watches, by address.
+#[derive(Clone, Copy)]
+enum Watched {
+  Word(usize),
+  Stake(usize),
+}
+
+/// What a watched instance's finalizer gets.
+struct Unwatch {
+  registry: Registry,
+  watched: Watched,
+}
+
+impl Held {
+  /// Holds the buffer at `base` once more; `buffer` is its object, needed
+  /// only for the first hold.
+  fn hold(&mut self, js: Js, base: usize, buffer: Option<sys::napi_value>) -> NResult<()> {
+    match self.buffers.get_mut(&base) {
+      Some((_, holds)) => *holds += 1,
+      None => {
+        let reference = js.create_reference(buffer.ok_or(Failure::Pending)?)?;
+        self.buffers.insert(base, (reference, 1));
+      }
+    }
+    Ok(())
+  }
+
+  /// Lets go of one hold of the buffer at `base`: the reference goes with
+  /// the last.
+  fn let_go(&mut self, js: Js, base: usize) {
+    if let Some((reference, holds)) = self.buffers.get_mut(&base) {
+      *holds -= 1;
+      if *holds == 0 {
+        let reference = *reference;
+        self.buffers.remove(&base);
+        js.delete_reference(reference);
+      }
+    }
+  }
+
+  /// The finalizer's part for an AsyncLock over the word at `key`: one
+  /// instance fewer watches it and holds its buffer, unless it is the last
+  /// and this env holds the word (it was dropped without unlocking): no
+  /// instance of this env can unlock it any more, so it stays watched, and
+  /// its buffer held, for the teardown to free.
+  fn unwatch_word(&mut self, js: Js, key: usize) {
+    let Some(&(base, watchers)) = self.words.get(&key) else {
+      return;
+    };
+    let held_here = watchers == 1 && self.owner != 0 && {
+      // SAFETY: the word's buffer is held by `buffers` (let go of below at
+      // the earliest: this instance counts).
+      let word = unsafe { memory::watched_word(key) };
+      locks::held_by(word, self.owner)
+    };
+    if held_here {
+      return;
+    }
+    if watchers == 1 {
+      self.words.remove(&key);
+    } else if let Some(word) = self.words.get_mut(&key) {
+      word.1 -= 1;
+    }
+    self.let_go(js, base);
+  }
+
+  /// The finalizer's part for the stake at `cell`: a wake-up it owes (the
+  /// instance ran out of stack between a change and its notify, and was
+  /// dropped before a call of its paid it) is delivered now: nothing else
+  /// would, but the teardown of a thread that may live on. Then the stake
+  /// is let go with its buffers, unless it still holds something (the
+  /// instance was dropped holding it): then it stays for the teardown to
+  /// give back.
+  fn unwatch_stake(&mut self, js: Js, cell: usize) {
+    let Some(stake) = self.stakes.get(&cell) else {
+      return;
+    };
+    // SAFETY: a watched stake's buffers are held by `buffers` (let go of
+    // below, after its last read).
+    let holds = unsafe { stake.holds() };
+    // SAFETY: as above.
+    let owes = unsafe { stake.owes() };
+    // (The core's notify runs no JavaScript: the borrow of the registry
+    // may be kept across it.)
+    if owes {
+      wake_all(stake.word);
+    }
+    if holds {
+      return;
+    }
+    if let Some(stake) = self.stakes.remove(&cell) {
+      self.let_go(js, stake.word_base);
+      self.let_go(js, stake.cell_base);
+    }
+  }
+}
+
+/// `lockOwner`: claims `owner` (`locks::owner_of_thread`) for this env in
+/// the core, on the env's first call; the env's owner, the same number,
+/// on every call after.
+pub fn claim_owner(registry: &Registry, owner: u32) -> NResult<u32> {
+  let mut held = registry.borrow_mut();
+  if held.owner == 0 {
+    if !core().claim_owner(owner)? {
+      return Err(Failure::Error(format!(
+        "atomics-waitasync: another thread has the threadId {}: AsyncLock could not tell their locks apart",
+        owner - 1
+      )));
+    }
+    held.owner = owner;
+  }
+  Ok(held.owner)
+}
+
+/// `lockWatch`: the AsyncLock `lock` of this env uses the word at
+/// `location` (`locks::word_to_watch`): should the env end while it holds
+/// it, its teardown frees it. Holds the word's buffer until `lock` is
+/// collected.
+pub fn watch_word(
+  js: Js,
+  registry: &Registry,
+  location: &Location,
+  lock: sys::napi_value,
+) -> NResult<()> {
+  let (key, base) = (location.key, location.buffer_base);
+  {
+    let mut held = registry.borrow_mut();
+    held.hold(js, base, location.buffer)?;
+    held.words.entry(key).or_insert((base, 0)).1 += 1;
+  }
+  watch(js, registry, Watched::Word(key), lock);
+  Ok(())
+}
+
+/// `stakeWatch`: `instance`, of this env, keeps `stake`
+/// (`stakes::stake_to_watch`), whose word's buffer and own are `buffers`:
+/// should the env end while the stake holds something, its teardown gives
+/// it back. Holds both buffers until `instance` is collected holding
+/// nothing; a wake-up the stake owes then is delivered.
+pub fn watch_stake(
+  js: Js,
+  registry: &Registry,
+  stake: Stake,
+  [word_buffer, cell_buffer]: [Option<sys::napi_value>; 2],
+  instance: sys::napi_value,
+) -> NResult<()> {
+  let (cell, word_base, cell_base) = (stake.cell, stake.word_base, stake.cell_base);
+  {
+    let mut held = registry.borrow_mut();
+    if held.stakes.contains_key(&cell) {
+      return Err(Failure::Error("this stake is watched already".into()));
+    }
+    held.hold(js, word_base, word_buffer)?;
+    if let Err(failure) = held.hold(js, cell_base, cell_buffer) {
+      held.let_go(js, word_base);
+      return Err(failure);
+    }
+    held.stakes.insert(cell, stake);
+  }
+  watch(js, registry, Watched::Stake(cell), instance);
+  Ok(())
+}
+
+/// Adds the finalizer that tells the registry when `instance` is collected.
+fn watch(js: Js, registry: &Registry, watched: Watched, instance: sys::napi_value) {
+  let unwatch = Box::into_raw(Box::new(Unwatch {
+    registry: registry.clone(),
+    watched,
+  }));
+  if js
+    .add_finalizer(instance, unwatch.cast(), unwatched)
+    .is_err()
+  {
+    // It stays watched, and its buffers held, for as long as the env
+    // lives: robust still, at the cost of that memory.
+    // SAFETY: from Box::into_raw above; N-API did not take it.
+    drop(unsafe { Box::from_raw(unwatch) });
+  }
+}
+
+/// The finalizer of a watched instance ([`watch`]): see
+/// [`Held::unwatch_word`] and [`Held::unwatch_stake`]. Nothing once the
+/// env's teardown has run (it let go of everything).
+///
+/// # Safety
+/// Called by N-API once, on the env's thread, with the `Unwatch` that
+/// [`watch`] passed.
+unsafe extern "C" fn unwatched(env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    // SAFETY: from Box::into_raw in `watch`, finalized once.
+    let unwatch = unsafe { Box::from_raw(data.cast::<Unwatch>()) };
+    let Ok(mut held) = unwatch.registry.try_borrow_mut() else {
+      return; // (not reached: nothing borrows it across a collection)
+    };
+    if held.closed {
+      return;
+    }
+    // SAFETY: N-API runs finalizers on the env's thread with a live env,
+    // before the teardown (not `closed`).
+    let js = unsafe { Js::new(env) };
+    match unwatch.watched {
+      Watched::Word(key) => held.unwatch_word(js, key),
+      Watched::Stake(cell) => held.unwatch_stake(js, cell),
+    }
+  }));
+  if let Err(payload) = outcome {
+    std::mem::forget(payload); // its Drop could panic, outside the catch
+  }
+}
+
+/// The env is ending (its teardown, on its own thread, JavaScript stopped):
+/// each watched AsyncLock word its owner still holds is freed as abandoned
+/// (`locks::free_dead`), then each stake that still holds something is
+/// given back (`Stake::give_back`), and the waiters of each woken; then the
+/// buffers are let go, and later finalizers do nothing.
+pub fn release_all(js: Js, registry: &Registry) {
+  // (Never borrowed here: the teardown runs when no call from JS is under
+  // way, and finalizers do not run inside it. Should it be, this does
+  // nothing rather than panic and skip the rest of the teardown.)
+  let Ok(mut held) = registry.try_borrow_mut() else {
+    return;
+  };
+  held.closed = true;
+  if held.owner != 0 {
+    for &key in held.words.keys() {
+      // SAFETY: every watched word's buffer is held by `buffers`, let go
+      // of only below.
+      let word = unsafe { memory::watched_word(key) };
+      locks::free_dead(key, word, held.owner);
+    }
+    let _ = core().forget_owner(held.owner);
+  }
+  held.words.clear();
+  for (_, stake) in held.stakes.drain() {
+    // SAFETY: both of its buffers are held by `buffers`, let go of only
+    // below.
+    if unsafe { stake.give_back() } {
+      wake_all(stake.word);
+    }
+  }
+  for (_, (reference, _)) in held.buffers.drain() {
+    js.delete_reference(reference);
+  }
+}
