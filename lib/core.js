@@ -1,10 +1,14 @@
 'use strict';
-// What every primitive of the family (AsyncLock, Condition, Latch,
-// Semaphore, Barrier, RwLock, and the async-mutex entry; their lines of
-// async takes are lib/line.js) shares: argument checks, intrinsic promises, the `{ timeout, signal }`
-// options and their errors, the async wait loop's bookkeeping (AsyncWait),
+// What the primitives of the family share: lib/async-lock.js and its word
+// (lib/owned-word.js), lib/condition.js, lib/latch.js, lib/semaphore.js,
+// lib/barrier.js, lib/rwlock.js and lib/async-mutex.js; and lib/atomics.js,
+// for the signal of its cancellable waitAsync. Argument checks, intrinsic
+// promises, the `{ timeout, signal }` options and their errors, the spin
+// before a blocking wait, the async wait loop's bookkeeping (AsyncWait),
+// stakes (what an instance holds or owes, for its thread's teardown),
 // release functions with Symbol.dispose, and the delivery of a wake-up a
-// thread owes (now, or from a timer when the addon's notify failed).
+// thread owes (now, or from a timer when the addon's notify failed). Their
+// lines of async takes are lib/line.js.
 
 const { isSharedArrayBuffer, isInt32Array } = require('util').types;
 const { performance } = require('perf_hooks');

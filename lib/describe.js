@@ -1,7 +1,7 @@
 'use strict';
 // How an error message names the value it received: one wording for every
-// argument check of the package (lib/atomics.js, lib/async-lock.js); and the
-// few facts about the runtime that several modules ask.
+// argument check of the package (lib/atomics.js, lib/core.js and every
+// primitive); and the few facts about the runtime that several modules ask.
 
 // %TypedArray%.prototype accessors, taken once: they read internal slots,
 // so a subclass or an own property cannot fake them. The package's one copy

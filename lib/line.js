@@ -1,12 +1,13 @@
 'use strict';
 // A line: the async takers of one instance of a primitive (AsyncLock,
-// Semaphore, RwLock) that wait their turn, first come, first served. Only
-// the first of the line contends for the shared word (and waits on it, with
-// the package's waitAsync, when it must); the others wait here, on a
-// promise of their own, until the first has taken what it wanted or given
-// up. So a task that releases and at once asks again queues behind the
-// tasks of its thread that asked before it, instead of taking the word
-// again before they run (the starvation of one thread's async waiters).
+// Semaphore, RwLock, async-mutex's Semaphore) that wait their turn, first
+// come, first served. Only the first of the line contends for the shared
+// word (and waits on it, with the package's waitAsync, when it must); the
+// others wait here, on a promise of their own, until the first has taken
+// what it wanted or given up. So a task that releases and at once asks
+// again queues behind the tasks of its thread that asked before it,
+// instead of taking the word again before they run (the starvation of one
+// thread's async waiters).
 //
 // Between threads nothing changes: the first of each thread's line
 // contends for the word as any waiter does.

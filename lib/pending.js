@@ -15,6 +15,9 @@
 // longer runs during teardown. The price: ~130 B more JS heap per pending waiter
 // (a promise made in JS has resolve and reject functions and their context;
 // one made by N-API has neither). Calls are faster (no global handle).
+//
+// Also the one place that finds %Promise% (IntrinsicPromise), for
+// lib/core.js (`ours`) and lib/line.js.
 
 // Outcomes per settle call; the binding writes at most 256 at a time
 // (src/napi/resolver.rs SCOPE_CHUNK) and checks the array holds that many.
