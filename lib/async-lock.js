@@ -5,7 +5,7 @@
 // "Futexes Are Tricky" (mutex3), so that an uncontended lock/unlock is one
 // Atomics.compareExchange each and makes no native call; and robust: the
 // word names the thread that holds it, so that when that thread ends
-// holding it, its teardown frees it (src/robust.rs, src/napi/env.rs
+// holding it, its teardown frees it (src/robust.rs, src/napi/locks.rs
 // `release_held`) and the next holder learns that it was abandoned.
 //
 // The word protocol (which values mean what, who moves them, why no
@@ -46,7 +46,7 @@ const {
 const { join, leave, park, unpark, abandonPark, wake, wakeFirst, mayPass, goesOn, goOn, WAITING, GO, GRANTED, TIMED_OUT } = require('./line');
 
 // The post's statics, kept for code that reads them; the word no longer
-// holds them (see above).
+// holds them (lib/owned-word.js).
 const LOCKED = 1;
 const CONTENDED = 2;
 
@@ -65,9 +65,10 @@ const timeoutError = (ms) => codedError(`Timed out after ${ms} ms waiting for th
 
 /**
  * Creates the AsyncLock class over `{ wait, waitAsync, notify }`, with the
- * semantics of Atomics.wait / waitAsync / notify, and `releaseLock`, the
- * binding's "free the word and notify" (src/napi/mod.rs `release_lock`):
- * the package's own, or wrappers of them in tests.
+ * semantics of Atomics.wait / waitAsync / notify, and the binding's
+ * `releaseLock` ("free the word and notify"), `lockOwner` (this thread's
+ * owner id) and `lockWatch` (its teardown frees the words it holds), all in
+ * src/napi/locks.rs: the package's own, or wrappers of them in tests.
  */
 function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lockWatch }) {
   const word = createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner });

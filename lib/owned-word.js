@@ -25,13 +25,20 @@
 //   me|1      contended  held, threads may be queued       unlock: me|1→0, then notify(1), one
 //                                                          native call (releaseLock); waiters wait
 //                                                          on the value me|1
+//   me|1|FAIR fair       contended, and a waiter has       unlock: →HANDED, then notify(1)
+//                        waited kFairAfter ms or more      (releaseLock); that waiter: CAS
+//                                                          me|1→me|1|FAIR
+//   FAIR|1    HANDED     free, but only for the waiter     it, or one that has seen it HANDED for
+//                        the unlock woke (hand-over)       kGrace ms: CAS →me|1; others wait on it,
+//                                                          kGrace ms at most; woke nobody: →0
 //
 // No wake-up is lost: a thread queues only through wait/waitAsync with the
-// expected value owner|1, after seeing or storing that value itself, so the
-// holder's unlock (or its teardown) sees the WAITERS bit and notifies; and a
-// waiter takes a free word as me|1, never me, so the queue it may leave
-// behind is still announced by the word. That costs one spare notify at
-// most, never a lost one. tests/loom_robust.rs model-checks these steps.
+// expected value owner|1 (FAIR or not), after seeing or storing that value
+// itself, so the holder's unlock (or its teardown) sees the WAITERS bit and
+// notifies; or on HANDED, for kGrace ms at most; and a waiter takes a free
+// word as me|1, never me, so the queue it may leave behind is still
+// announced by the word. That costs one spare notify at most, never a lost
+// one. tests/loom_robust.rs model-checks these steps.
 //
 // What a thread's hold is, `mine`: `{ held, abandoned }`, one per instance
 // of the primitive, which marks it as it takes and releases the word.
