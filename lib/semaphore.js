@@ -22,14 +22,14 @@
 // (a request of n waits for n free at once). tests/loom_semaphore.rs
 // model-checks these steps.
 //
-// What each instance holds is its *stake*: two Int32s of a
-// SharedArrayBuffer of its own, the permits it holds and how many of its
-// waits count in `waiters`, each written right after the atomic step that
-// changed what it counts (and right before the one that undoes it), with no
-// call between the two (a worker is terminated only at a call or a loop's
-// back edge). The env watches it (the binding's stakeWatch): when the
-// thread ends, its teardown takes its waits out of `waiters`, gives back
-// the permits it still holds and wakes the waiters.
+// What each instance holds is its *stake*, Int32s of a SharedArrayBuffer
+// of its own: the permits it holds and how many of its waits count in
+// `waiters`, each written right after the atomic step that changed what it
+// counts, with no call between the two (a worker is terminated only at a
+// call or a loop's back edge); the total as it read it; and a wake-up a
+// release owes (see give). The env watches it (the binding's stakeWatch):
+// when the thread ends, its teardown takes its waits out of `waiters`,
+// gives back the permits it still holds and wakes the waiters.
 
 const { performance } = require('perf_hooks');
 const { describe } = require('./describe');

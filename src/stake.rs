@@ -1,18 +1,20 @@
-//! What a thread holds of a primitive that counts its holders rather than
-//! naming one (a `Semaphore`'s permits), and its return when the thread
-//! ends holding it (its env's teardown, `napi::stakes`).
+//! What a thread holds of a primitive whose word counts its holders rather
+//! than naming one (a `Semaphore`'s permits, an `RwLock`'s readers and
+//! writer), or waits at (a `Barrier`'s generation), and what its env's
+//! teardown (`napi::stakes`) does with it when the thread ends: gives the
+//! share back, or breaks the generation.
 //!
 //! The holder's share is not in the shared word: JavaScript keeps it, per
-//! instance, in an Int32Array of the thread's own (the *stake*: the
-//! permits it holds, and how many of its waits count in `waiters`), written
-//! with a plain store right after the compare-exchange that took it (and
-//! right before the add that gives it back), with no call between the two:
-//! a worker is terminated only at a call or a loop's back edge, so the
-//! stake and the word agree whenever the thread can end. The env holds
-//! the stake's memory and the word's buffer by strong references and, at
-//! teardown, gives back what each stake still says.
+//! instance, in an Int32Array of the thread's own (the *stake*; for a
+//! semaphore, the permits it holds and how many of its waits count in
+//! `waiters`), written with a plain store right after the atomic step that
+//! changed what it counts, with no call between the two: a worker is
+//! terminated only at a call or a loop's back edge, so the stake and the
+//! word agree whenever the thread can end. The env holds the stake's memory
+//! and the word's buffer by strong references and, at teardown, acts on
+//! what each stake still says.
 //!
-//! A semaphore, two Int32s of a SharedArrayBuffer:
+//! A semaphore's two Int32s that the teardown reads (lib/semaphore.js):
 //!
 //! ```text
 //!   word      what it holds
