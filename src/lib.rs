@@ -8,13 +8,15 @@
 //! - [`deadline`]: timeouts as instants, and async waiters' 8-byte deadline.
 //! - [`parker`]: blocking park/unpark for sync waiters, on a futex; and
 //!   [`sync_wait`], how a sync wait ends (woken, timed out, abandoned).
-//! - [`robust`]: an AsyncLock's word: who holds it, and its release when
-//!   its holder's thread ends.
-//! - [`stake`]: what a thread holds of a Semaphore, and its return when
-//!   the thread ends holding it.
+//! - [`robust`]: an AsyncLock's word: who holds it, its contended release,
+//!   and its release when its holder's thread ends.
+//! - [`stake`]: what a thread holds of a Semaphore or an RwLock, or waits
+//!   at of a Barrier, and what its teardown does with it.
 //! - [`slab`]: dense index-addressed storage for pending promises.
 //! - [`counts`]: the registry's "may be waiting" counts, zeroed memory
 //!   that costs nothing until used.
+//! - [`sync`]: the atomics, mutex and futex the core is built on, named in
+//!   one place so that the loom models can swap in theirs.
 //! - [`wake`]: the wake-up core: waking, delivering to envs' mailboxes,
 //!   passing on wake-ups of dead waiters; generic over what an env is.
 //! - [`timer`]: the notifier thread that owns async deadlines, and

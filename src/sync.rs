@@ -1,8 +1,10 @@
-//! The synchronisation primitives the registry, the notifier's handshake
-//! and the sync waiter's parker are built on, named in one place so that
-//! the loom models (`tests/loom_*.rs`, through `tests/common/loom_sync.rs`)
-//! can compile the very same `registry.rs`, `handshake.rs`, `parker.rs` and
-//! `sync_wait.rs` against loom's model-checked versions instead.
+//! The synchronisation primitives the registry, the notifier's handshake,
+//! the sync waiter's parker, the wake-up core and the robust primitives'
+//! words are built on, named in one place so that the loom models
+//! (`tests/loom_*.rs`, through `tests/common/loom_sync.rs` or a `mod sync`
+//! of their own) can compile the very same `registry.rs`, `handshake.rs`,
+//! `parker.rs`, `sync_wait.rs`, `wake.rs`, `robust.rs` and `stake.rs`
+//! against loom's model-checked versions instead.
 
 pub use std::sync::atomic::{fence, AtomicI32, AtomicU64, AtomicU8};
 
