@@ -1,6 +1,9 @@
 'use strict';
 // atomics-waitasync: Atomics.waitAsync, wait and notify for every Node.js
-// release, backed by a Rust waiter registry shared by all threads.
+// release, backed by a Rust waiter registry shared by all threads; and the
+// family of primitives built on them (AsyncLock, Condition, Latch,
+// Semaphore, Barrier, RwLock), each made here from its factory in lib/ with
+// the package's own triple and the binding.
 //
 //   const { waitAsync, wait, notify } = require('atomics-waitasync');
 

@@ -5,9 +5,12 @@
 // here, once, in the spec's order, with the spec's error types; the binding
 // receives either the caller's own arguments, when they are primitives of
 // the right types (the fast path, see isPlainValue), or the validated and
-// coerced values.
+// coerced values. Beyond the spec: a 5th argument of waitAsync, `{ signal }`,
+// that makes the wait cancellable (after the spec's steps), and ref/unref,
+// whether pending waits keep this thread alive.
 //
-// A factory, so tests can hand it a fake binding.
+// A factory, so tests can hand it a fake binding: index.js makes the
+// package's triple with it, and lib/polyfill.js the one it installs.
 
 const {
   describe,
