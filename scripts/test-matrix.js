@@ -11,9 +11,10 @@
 //                      18, 22, 24 and Bun, with the package's functions, then
 //                      through the global Atomics after install({ force: true })
 //
-// The addon is built once (N-API 8) by the machine's Node; every runtime
-// loads the same file. Runtimes come from scripts/runtimes.js (npm registry,
-// cached in .node-versions/).
+// Every runtime loads the same addon, the one already built (N-API 8:
+// `npm install` in a clone, or scripts/build.js); this script builds
+// nothing. Runtimes come from scripts/runtimes.js (npm registry, cached
+// outside the clone: scripts/lib/cache.js).
 //
 //   node scripts/test-matrix.js                 everything, one step at a time
 //   node scripts/test-matrix.js --jobs 2        two steps at once (output printed per step)
