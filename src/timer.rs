@@ -648,11 +648,10 @@ mod tests {
     }
   }
 
-  /// Review F5: a callback that panicked before taking anything got the
-  /// same batch back at once, and panicked again, forever (4,577 calls in
-  /// 200 ms for one deadline). Review item 8: the first of each such batch
-  /// was then dropped, and its waiter never timed out; it comes back a
-  /// little later instead.
+  /// A callback that panics before taking anything must not get the same
+  /// batch back at once, to panic again, forever (that made 4,577 calls in
+  /// 200 ms for one deadline), nor lose the first of each such batch (its
+  /// waiter would never time out): that one comes back a little later.
   #[test]
   fn a_callback_that_panics_before_taking_anything_makes_progress() {
     let (tx, rx) = unbounded();
@@ -705,9 +704,9 @@ mod tests {
     assert_eq!(next(), 107);
   }
 
-  /// Review item 8: a deadline whose callback always panics before taking
-  /// it is handed over again and again (never dropped), but ever more
-  /// slowly, not in a hot loop.
+  /// A deadline whose callback always panics before taking it is handed
+  /// over again and again (never dropped), but ever more slowly, not in a
+  /// hot loop.
   #[test]
   fn a_deadline_whose_callback_always_panics_is_retried_slowly() {
     let calls = Arc::new(AtomicUsize::new(0));
