@@ -324,6 +324,21 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
   }
 
   /**
+   * readGuard()/writeGuard(): the blocking lock, then its release function;
+   * ERR_RWLOCK_TIMEOUT if `timeout` ms pass first.
+   */
+  function guardOf(rwlock, write, timeout) {
+    if (!lockSync(rwlock, write, timeout)) throw timeoutError(timeout, write);
+    const stake = stakeIfRwLock(rwlock);
+    try {
+      return releaserOf(rwlock, stake, write);
+    } catch (error) {
+      give(rwlock.i32a, rwlock.index, stake, write, true); // no release function: nobody else could release it (nor was told)
+      throw error;
+    }
+  }
+
+  /**
    * read()/write() (f undefined: resolves with a release function) and
    * runShared()/runExclusive() (runs f holding the lock, releases it
    * however f ends), in one async frame, as the Semaphore's acquireIn
@@ -543,14 +558,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      * @returns {() => void}
      */
     readGuard(timeout) {
-      if (!lockSync(this, false, timeout)) throw timeoutError(timeout, false);
-      const stake = stakeIfRwLock(this);
-      try {
-        return releaserOf(this, stake, false);
-      } catch (error) {
-        giveRead(this.i32a, this.index, stake); // no release function: nobody else could release it
-        throw error;
-      }
+      return guardOf(this, false, timeout);
     }
 
     /**
@@ -561,14 +569,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      * @returns {() => void}
      */
     writeGuard(timeout) {
-      if (!lockSync(this, true, timeout)) throw timeoutError(timeout, true);
-      const stake = stakeIfRwLock(this);
-      try {
-        return releaserOf(this, stake, true);
-      } catch (error) {
-        giveWrite(this.i32a, this.index, stake, true); // no release function: nobody else could release it (nor was told)
-        throw error;
-      }
+      return guardOf(this, true, timeout);
     }
 
     /**
