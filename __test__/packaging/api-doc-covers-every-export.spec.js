@@ -1,0 +1,147 @@
+'use strict';
+// docs/api.md documents every export: each name the three entry points
+// export at run time (and their ESM twins), each class's statics, methods,
+// getters and instance fields (in the class's own section), the properties
+// of its release functions, every type and interface member the .d.ts files
+// declare, and every error code the JavaScript and the loader throw. A name
+// counts as documented when it appears in inline code (`name`, `X.name`,
+// `name(...)`) in the page, or in the class's section.
+
+const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
+const { pathToFileURL } = require('url');
+const { root } = require('../helpers');
+
+const DOC = path.join(root, 'docs', 'api.md');
+
+/** The identifiers that appear inside inline code spans or code blocks of `markdown`. */
+function codeWords(markdown) {
+  const words = new Set();
+  const spans = markdown.match(/```[\s\S]*?```|`[^`]+`/g) || [];
+  for (const span of spans) for (const word of span.split(/[^A-Za-z0-9_$]+/)) if (word !== '') words.add(word);
+  return words;
+}
+
+/** The text of each `## ` section of `markdown`, by heading. */
+function sections(markdown) {
+  const bySection = new Map();
+  let heading = '';
+  for (const line of markdown.split('\n')) {
+    const match = /^## (.*)$/.exec(line);
+    if (match !== null) heading = match[1].trim();
+    bySection.set(heading, (bySection.get(heading) || '') + line + '\n');
+  }
+  return bySection;
+}
+
+/** A class's own names: statics, prototype members (getters included), and an instance's own fields. */
+function classNames(Class, instance) {
+  const names = new Set();
+  for (const name of Object.getOwnPropertyNames(Class)) if (!['length', 'name', 'prototype'].includes(name)) names.add(name);
+  for (const name of Object.getOwnPropertyNames(Class.prototype)) if (name !== 'constructor') names.add(name);
+  if (instance !== undefined) for (const name of Object.keys(instance)) names.add(name);
+  return names;
+}
+
+/** Whether `value` is a class (its prototype has members beyond `constructor`). */
+const isClass = (value) =>
+  typeof value === 'function' && value.prototype !== undefined && Object.getOwnPropertyNames(value.prototype).length > 1;
+
+/** The names a .d.ts file exports, and the members of its interfaces and classes. */
+function declaredNames(file) {
+  const text = fs.readFileSync(path.join(root, file), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+  const names = new Set();
+  for (const m of text.matchAll(/export\s+(?:declare\s+)?(?:function|class|interface|type|const|namespace)\s+([A-Za-z_$][\w$]*)/g)) {
+    names.add(m[1]);
+  }
+  for (const m of text.matchAll(/(?:interface|class)\s+[A-Za-z_$][\w$]*[^{]*\{([^}]*)\}/g)) {
+    for (const member of m[1].matchAll(/^\s*(?:static\s+)?(?:readonly\s+)?([A-Za-z_$][\w$]*)\s*[?(<:]/gm)) {
+      if (member[1] !== 'constructor') names.add(member[1]);
+    }
+  }
+  return names;
+}
+
+describe('docs/api.md covers every export', function () {
+  const markdown = fs.readFileSync(DOC, 'utf8');
+  const documented = codeWords(markdown);
+  const bySection = sections(markdown);
+
+  const index = require(path.join(root, 'index.js'));
+  const polyfill = require(path.join(root, 'polyfill.js'));
+  const asyncMutex = require(path.join(root, 'async-mutex.js'));
+
+  /** Asserts that each of `names` is in `words` (the page's, or a section's), saying where it looked. */
+  function assertCovered(names, words, where) {
+    const missing = [...names].filter((name) => !words.has(name));
+    assert.deepStrictEqual(missing, [], `not in ${where} of docs/api.md: ${missing.join(', ')}`);
+  }
+
+  /** The code words of the `## heading` section. */
+  function sectionWords(heading) {
+    assert.ok(bySection.has(heading), `docs/api.md has no "## ${heading}" section`);
+    return codeWords(bySection.get(heading));
+  }
+
+  it('names every export of the three entry points, CommonJS and ESM', async function () {
+    assertCovered(Object.keys(index), documented, 'the page (atomics-waitasync)');
+    assert.deepStrictEqual(Object.keys(polyfill), [], 'atomics-waitasync/polyfill exports nothing');
+    assertCovered(Object.keys(asyncMutex), documented, 'the page (atomics-waitasync/async-mutex)');
+    for (const file of ['index.mjs', 'polyfill.mjs', 'async-mutex.mjs']) {
+      const esm = await import(pathToFileURL(path.join(root, file)).href);
+      assertCovered(Object.keys(esm).filter((name) => name !== 'default'), documented, `the page (${file})`);
+    }
+  });
+
+  it("documents each class's statics, methods, getters and fields in its own section", function () {
+    const instances = {
+      AsyncLock: () => new index.AsyncLock(),
+      Condition: () => new index.Condition(),
+      Latch: () => new index.Latch(1),
+      Semaphore: () => new index.Semaphore(1),
+      Barrier: () => new index.Barrier(1),
+      RwLock: () => new index.RwLock(),
+    };
+    const classes = Object.keys(index).filter((name) => isClass(index[name]));
+    assert.deepStrictEqual(classes.sort(), Object.keys(instances).sort(), 'the classes of atomics-waitasync');
+    for (const name of classes) assertCovered(classNames(index[name], instances[name]()), sectionWords(name), `"## ${name}"`);
+
+    const mutexSection = sectionWords('atomics-waitasync/async-mutex');
+    assertCovered(classNames(asyncMutex.Mutex, new asyncMutex.Mutex()), mutexSection, 'the async-mutex section (Mutex)');
+    assertCovered(classNames(asyncMutex.Semaphore, new asyncMutex.Semaphore(1)), mutexSection, 'the async-mutex section (Semaphore)');
+    assertCovered(Object.keys(asyncMutex.withTimeout(new asyncMutex.Mutex(), 10)), mutexSection, 'the async-mutex section (withTimeout)');
+  });
+
+  it('documents the properties of release functions and of the test-only counts', function () {
+    const lock = new index.AsyncLock();
+    const semaphore = new index.Semaphore(1);
+    const rwlock = new index.RwLock();
+    const releasers = [lock.lockGuard(), semaphore.acquireGuard(), rwlock.readGuard()];
+    try {
+      for (const release of releasers) assertCovered(Object.keys(release), documented, 'the page (release functions)');
+    } finally {
+      for (const release of releasers) release();
+    }
+    assertCovered(Object.keys(index.waitersForTesting()), documented, 'the page (waitersForTesting)');
+  });
+
+  it('names every type, interface and member the .d.ts files declare', function () {
+    for (const file of ['index.d.ts', 'polyfill.d.ts', 'async-mutex.d.ts']) {
+      assertCovered(declaredNames(file), documented, `the page (${file})`);
+    }
+  });
+
+  it('names every error code the JavaScript and the loader throw', function () {
+    const sources = ['binding.js', ...fs.readdirSync(path.join(root, 'lib')).map((f) => path.join('lib', f))];
+    const napi = path.join(root, 'src', 'napi');
+    if (fs.existsSync(napi)) for (const f of fs.readdirSync(napi)) sources.push(path.join('src', 'napi', f));
+    const codes = new Set();
+    for (const file of sources) {
+      const text = fs.readFileSync(path.join(root, file), 'utf8');
+      for (const m of text.matchAll(/['"`](ERR_[A-Z0-9_]+|ABORT_ERR)['"`]/g)) codes.add(m[1]);
+    }
+    assert.ok(codes.size > 10, `found only ${[...codes].join(', ')}`);
+    assertCovered(codes, documented, 'the page (error codes)');
+  });
+});
