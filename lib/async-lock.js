@@ -5,8 +5,8 @@
 // "Futexes Are Tricky" (mutex3), so that an uncontended lock/unlock is one
 // Atomics.compareExchange each and makes no native call; and robust: the
 // word names the thread that holds it, so that when that thread ends
-// holding it, its teardown frees it (src/robust.rs, src/napi/locks.rs
-// `release_held`) and the next holder learns that it was abandoned.
+// holding it, its teardown frees it (src/robust.rs, src/napi/held.rs
+// `release_all`) and the next holder learns that it was abandoned.
 //
 // The word protocol (which values mean what, who moves them, why no
 // wake-up is lost) is lib/owned-word.js's; this file is the API over it.
@@ -67,8 +67,8 @@ const timeoutError = (ms) => codedError(`Timed out after ${ms} ms waiting for th
  * Creates the AsyncLock class over `{ wait, waitAsync, notify }`, with the
  * semantics of Atomics.wait / waitAsync / notify, and the binding's
  * `releaseLock` ("free the word and notify"), `lockOwner` (this thread's
- * owner id) and `lockWatch` (its teardown frees the words it holds), all in
- * src/napi/locks.rs: the package's own, or wrappers of them in tests.
+ * owner id) and `lockWatch` (its teardown frees the words it holds), in
+ * src/napi/locks.rs and held.rs: the package's own, or wrappers of them in tests.
  */
 function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lockWatch }) {
   const word = createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner });

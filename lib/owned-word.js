@@ -1,8 +1,8 @@
 'use strict';
 // An owned word: one Int32 of a SharedArrayBuffer that a thread takes and
 // releases, naming the thread that holds it, so that when that thread ends
-// holding it, its teardown frees it (src/robust.rs, src/napi/locks.rs
-// `release_held`) and the next holder learns that it was abandoned. The
+// holding it, its teardown frees it (src/robust.rs, src/napi/held.rs
+// `release_all`) and the next holder learns that it was abandoned. The
 // word protocol of AsyncLock (lib/async-lock.js), and of any primitive of
 // the family whose hold is one thread's: the three-state protocol of
 // Ulrich Drepper's "Futexes Are Tricky" (mutex3), so that an uncontended

@@ -255,8 +255,8 @@ impl Lock {
     }
   }
 
-  /// The teardown of the env of `owner` (src/napi/env.rs
-  /// `locks::release_held`): `robust::release_dead`, then wakes one.
+  /// The teardown of the env of `owner` (src/napi/held.rs
+  /// `release_all`, locks.rs `free_dead`): `robust::release_dead`, then wakes one.
   fn teardown(&self, owner: u32) {
     let had_waiters = match self.mutation {
       Mutation::DeadReleaseWithoutRetry => {

@@ -465,8 +465,8 @@ impl RwLock {
     self.give(&mut stake, write);
   }
 
-  /// The env teardown of a thread that ends with `stake` (src/napi/stakes.rs
-  /// `release_stakes`): src/stake.rs gives its share and its waits back;
+  /// The env teardown of a thread that ends with `stake` (src/napi/held.rs
+  /// `release_all`, `Stake::give_back`): src/stake.rs gives its share and its waits back;
   /// then every waiter is woken.
   fn die(&self, stake: &Stake) {
     let share = if self.mutation == Mutation::DeadKeepsShare {

@@ -177,7 +177,7 @@ impl Semaphore {
   }
 
   /// The env teardown of a thread that ends holding `stake` permits
-  /// (src/napi/stakes.rs `release_stakes`): src/stake.rs gives them back;
+  /// (src/napi/held.rs `release_all`): src/stake.rs gives them back;
   /// then every waiter is woken.
   fn release_dead(&self, stake: i32) {
     self.held.fetch_sub(stake, SeqCst);

@@ -172,7 +172,7 @@ pub unsafe fn stake_int(key: usize, at: usize) -> i32 {
 }
 
 /// The AsyncLock word at `key`, the address of a watched Int32Array
-/// element (`locks::Watched`). `crate::robust` does the rest.
+/// element (held.rs `Held`). `crate::robust` does the rest.
 ///
 /// # Safety
 /// `key` must be the address of an Int32Array element of a
