@@ -1,8 +1,12 @@
 'use strict';
-// What every case shares: which implementation it measures (--impl), a
-// keep-alive that treats both the same, statistics, and the one JSON line
-// on stdout that run.js reads. Cases run on any Node from 12.22 on, so no
-// `?.`/`??` here either.
+// What every measured program shares. The cases of benchmark/cases/ (run
+// by run.js): which implementation one measures (--impl), a keep-alive
+// that treats both the same, and the one JSON line on stdout that run.js
+// reads. They and the lock benchmarks' programs (lock-family.js,
+// async-fairness.js, lock-contention.js): statistics, and workers whose
+// messages are read in order. Cases run on any Node from 12.22 on, so no
+// `?.`/`??` here either. Not a script: required by those programs (and
+// lib/ops.js).
 
 const path = require('path');
 const { performance } = require('perf_hooks');
@@ -57,6 +61,12 @@ function percentile(values, p) {
   const sorted = Array.from(values).sort((a, b) => a - b);
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
   return sorted[rank - 1];
+}
+
+/** The same of numbers sorted already (a sorted Float64Array of latencies); null if there are none. */
+function sortedPercentile(sorted, p) {
+  if (!sorted.length) return null;
+  return sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1];
 }
 
 function median(values) {
@@ -128,6 +138,42 @@ function echo(impl, ia, counts) {
   }
 }
 
+/**
+ * Starts `file` as a worker with `workerData` `data`. `next()` resolves
+ * with its next message (they queue up in order), `exited` with its exit
+ * code. A worker that throws, or ends while `next()` waits for it (its
+ * event loop emptied before it posted), ends this process with exit code 1
+ * rather than leaving it waiting.
+ */
+function startWorker(file, data) {
+  const { Worker } = require('worker_threads'); // (here: most cases never start one)
+  const worker = new Worker(file, { workerData: data });
+  const messages = [];
+  let wake = null;
+  worker.on('message', (m) => {
+    messages.push(m);
+    const w = wake;
+    wake = null;
+    if (w) w();
+  });
+  worker.on('error', (error) => {
+    console.error(error);
+    process.exit(1);
+  });
+  const exited = new Promise((resolve) => {
+    worker.on('exit', (code) => {
+      if (wake) {
+        console.error(`a worker ended (exit code ${code}) before it posted its result`);
+        process.exit(1);
+      }
+      resolve(code);
+    });
+  });
+  const next = () =>
+    messages.length ? Promise.resolve(messages.shift()) : new Promise((r) => (wake = () => r(messages.shift())));
+  return { worker, next, exited };
+}
+
 /** Fails the case loudly when a sanity check does not hold. */
 function check(condition, message) {
   if (!condition) throw new Error('benchmark sanity check failed: ' + message);
@@ -138,6 +184,7 @@ module.exports = {
   binding,
   keepAlive,
   percentile,
+  sortedPercentile,
   median,
   nowNs,
   sleep,
@@ -145,5 +192,6 @@ module.exports = {
   run,
   check,
   echo,
+  startWorker,
   performance,
 };
