@@ -47,10 +47,10 @@
 // Not part of `npm test`: timings are claims for the results file, never
 // limits in tests.
 
-const { spawnSync } = require('child_process');
-const { Worker, isMainThread, workerData, parentPort } = require('worker_threads');
+const { isMainThread, workerData, parentPort } = require('worker_threads');
 const { performance } = require('perf_hooks');
-const path = require('path');
+const d = require('./lib/driver');
+const h = require('./lib/harness');
 
 const TASKS = 3;
 const WORKERS = 2;
@@ -62,11 +62,6 @@ const COUNTER = 16; // the non-atomic counter every holder increments
 const GO = 32; // vs-workers: 1 once the workers may start
 const STOP = 48; // vs-workers: 1 once they must stop
 const SLOTS = 64;
-
-function arg(name, fallback) {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : process.argv[at + 1];
-}
 
 function resolves(id) {
   try {
@@ -216,41 +211,9 @@ function workerMain() {
   parentPort.postMessage(count);
 }
 
-/** Starts a worker; next() resolves with its next message, exited with its exit code. */
-function startWorker(data) {
-  const worker = new Worker(__filename, { workerData: data });
-  const messages = [];
-  let wake = null;
-  worker.on('message', (m) => {
-    messages.push(m);
-    const w = wake;
-    wake = null;
-    if (w) w();
-  });
-  worker.on('error', (error) => {
-    console.error(error);
-    process.exit(1);
-  });
-  const exited = new Promise((resolve) => worker.on('exit', resolve));
-  exited.then((code) => {
-    if (wake) {
-      console.error(`a worker ended (exit code ${code}) before it posted`);
-      process.exit(1);
-    }
-  });
-  const next = () =>
-    messages.length ? Promise.resolve(messages.shift()) : new Promise((r) => (wake = () => r(messages.shift())));
-  return { next, exited };
-}
-
 // ---------------------------------------------------------------------------
 // One row of one scenario, in this (fresh) process
 // ---------------------------------------------------------------------------
-
-function percentile(sorted, p) {
-  if (!sorted.length) return null;
-  return sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1];
-}
 
 /**
  * One task: until `end`, ask, hold across a setImmediate, release. The
@@ -279,7 +242,7 @@ async function runRow(scenario, row, ms) {
   const lock = row.make(i32);
   const workers = [];
   if (scenario === 'vs-workers') {
-    for (let w = 0; w < WORKERS; w++) workers.push(startWorker({ kind: row.worker, posted: lock, sab }));
+    for (let w = 0; w < WORKERS; w++) workers.push(h.startWorker(__filename, { kind: row.worker, posted: lock, sab }));
     for (const w of workers) await w.next(); // 'ready'
     Atomics.store(i32, GO, 1);
     Atomics.notify(i32, GO);
@@ -306,7 +269,7 @@ async function runRow(scenario, row, ms) {
   const waits = Float64Array.from([].concat(...records.map((r) => r.waits))).sort();
   const holds = Float64Array.from([].concat(...records.map((r) => r.holds))).sort();
   const shares = taskAcquisitions.map((n) => (main ? (100 * n) / main : 0));
-  const holdMedian = percentile(holds, 50);
+  const holdMedian = h.sortedPercentile(holds, 50);
   const waitMax = waits.length ? waits[waits.length - 1] : null;
   const figures = {};
   taskAcquisitions.forEach((n, t) => (figures[`task${t + 1}`] = n));
@@ -314,7 +277,7 @@ async function runRow(scenario, row, ms) {
   Object.assign(figures, {
     topShare: Math.max(...shares),
     bottomShare: Math.min(...shares),
-    waitP99: percentile(waits, 99),
+    waitP99: h.sortedPercentile(waits, 99),
     waitMax,
     holdMedian,
     holds: holdMedian ? waitMax / holdMedian : null,
@@ -330,27 +293,12 @@ async function runRow(scenario, row, ms) {
 // Orchestration: rounds × rows, fresh processes, medians
 // ---------------------------------------------------------------------------
 
-function median(values) {
-  const sorted = values.slice().sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
-}
-
 function runChild(scenario, row, ms) {
-  const child = spawnSync(process.execPath, [__filename, '--child', scenario, '--row', row.name, '--ms', String(ms)],
-    { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: ms * 20 + 30000 });
-  const lines = (child.stdout || '').trim().split('\n');
-  let result = null;
-  try {
-    result = JSON.parse(lines[lines.length - 1]);
-  } catch (_) {
-    // reported below
-  }
+  const { child, result, why } = d.runJson(process.execPath, [__filename, '--child', scenario, '--row', row.name, '--ms', String(ms)],
+    { timeout: ms * 20 + 30000 });
   // Exit 2 is a run that finished and found mutual exclusion broken: its
   // result says how (lost), and is kept.
-  if (!result || (child.status !== 0 && child.status !== 2)) {
-    const why = child.error ? child.error.message : `exit ${child.status}, signal ${child.signal}`;
-    return { error: `${scenario} ${row.name}: ${why}\n${child.stderr}` };
-  }
+  if (!result || (child.status !== 0 && child.status !== 2)) return { error: `${scenario} ${row.name}: ${why}\n${child.stderr}` };
   return result;
 }
 
@@ -382,16 +330,6 @@ function tableOf(scenario, rows) {
   return lines.join('\n');
 }
 
-function coreVersion() {
-  const git = (args) => spawnSync('git', args, { cwd: path.join(__dirname, '..'), encoding: 'utf8' });
-  const head = git(['rev-parse', '--short', 'HEAD']);
-  if (head.status !== 0) return 'core: not a git checkout';
-  // Porcelain lines are 'XY path': the first's leading blank is part of XY.
-  const dirty = git(['status', '--porcelain', '--', 'src', 'lib', 'index.js', 'binding.js', 'Cargo.toml']).stdout
-    .split('\n').filter((line) => line.trim()).map((line) => line.slice(3));
-  return `core: commit ${head.stdout.trim()}${dirty.length ? ` with uncommitted changes (${dirty.join(', ')})` : ''}`;
-}
-
 function asyncMutexVersion() {
   try {
     return require('async-mutex/package.json').version;
@@ -401,25 +339,21 @@ function asyncMutexVersion() {
 }
 
 function orchestrate() {
-  const fs = require('fs');
-  const os = require('os');
-  if (process.argv.indexOf('--help') !== -1 || process.argv.indexOf('-h') !== -1) {
-    console.error('usage: node benchmark/async-fairness.js [--ms 500] [--rounds 3] ' +
+  if (d.flag('--help', '-h')) {
+    d.usageExit('usage: node benchmark/async-fairness.js [--ms 500] [--rounds 3] ' +
       `[--scenario ${SCENARIOS.join(',')}] [--only SUBSTRING] [--json] [--write]`);
-    process.exit(0);
   }
-  const ms = Number(arg('ms', 500));
-  const rounds = Number(arg('rounds', 3));
+  const ms = Number(d.arg('ms', 500));
+  const rounds = Number(d.arg('rounds', 3));
   if (!(ms > 0) || !(rounds >= 1)) throw new Error('--ms and --rounds take positive numbers');
-  const scenarios = arg('scenario', null) ? arg('scenario').split(',') : SCENARIOS;
+  const scenarios = d.arg('scenario', null) ? d.arg('scenario').split(',') : SCENARIOS;
   for (const s of scenarios) if (SCENARIOS.indexOf(s) === -1) throw new Error(`unknown scenario ${s}; known: ${SCENARIOS.join(', ')}`);
-  const only = arg('only', null);
+  const only = d.arg('only', null);
   const rows = only === null ? ROWS : ROWS.filter((row) => row.name.indexOf(only) !== -1);
   if (!rows.length) throw new Error(`no row's name contains ${JSON.stringify(only)}; rows: ${ROWS.map((r) => r.name).join('; ')}`);
-  const command = ['node', 'benchmark/async-fairness.js'].concat(process.argv.slice(2)).join(' ');
-  const cpus = os.cpus();
-  const machine = `${os.platform()} ${os.arch()}, ${cpus.length} cores (${cpus[0].model.trim()})`;
-  const loadBefore = os.loadavg()[0].toFixed(2);
+  const command = d.commandLine('benchmark/async-fairness.js');
+  const machine = d.machine();
+  const loadBefore = d.load();
   const started = Date.now();
   const errors = [];
   const violations = [];
@@ -454,17 +388,18 @@ function orchestrate() {
       const m = {};
       for (const key of Object.keys(perRound[i][0])) {
         const values = perRound[i].map((f) => f[key]).filter((v) => v !== null && v !== undefined);
-        m[key] = values.length ? median(values) : null;
+        m[key] = values.length ? h.median(values) : null;
       }
       return { name: row.name, form: row.form, median: m, rounds: perRound[i] };
     });
   }
   const seconds = Math.round((Date.now() - started) / 1000);
-  const about = `Node ${process.version} (V8 ${process.versions.v8}), ${machine}; ${coreVersion()}; ` +
+  const build = d.measuredBuild();
+  const about = `Node ${process.version} (V8 ${process.versions.v8}), ${machine}; ${build.core}; ` +
     `async-mutex ${asyncMutexVersion()}; ${TASKS} async tasks on the main thread, each holding the lock across one ` +
     `setImmediate; ${rounds} round${rounds === 1 ? '' : 's'} × ${ms} ms per row, each in a fresh process, the order rotated every round; ` +
     `figures are medians over the rounds (each column on its own). Whole run ${seconds} s, 1-minute load average ` +
-    `${loadBefore} before, ${os.loadavg()[0].toFixed(2)} after.`;
+    `${loadBefore} before, ${d.load()} after.`;
   const forms = ROWS.filter((row) => rows.indexOf(row) !== -1).map((row) => `- ${row.name}: ${row.form}`).join('\n');
   const titles = {
     'one-thread': 'One thread: three async tasks, nobody else',
@@ -485,16 +420,14 @@ function orchestrate() {
       `${errors.map((e) => `- ${e.message.split('\n')[0]}, round ${e.round}`).join('\n')}\n`;
   }
   console.log(md);
-  if (process.argv.indexOf('--write') !== -1) {
-    fs.writeFileSync(path.join(__dirname, 'results-fairness.md'), md);
-    fs.writeFileSync(path.join(__dirname, 'results-fairness.json'), JSON.stringify({
-      kind: 'async-fairness', command, date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), node: process.version,
-      v8: process.versions.v8, machine, core: coreVersion(), asyncMutex: asyncMutexVersion(), rounds, ms, tasks: TASKS,
+  if (d.flag('--write')) {
+    d.writeResults('results-fairness', md, {
+      kind: 'async-fairness', command, date: d.date(), node: process.version,
+      v8: process.versions.v8, machine, core: build.core, asyncMutex: asyncMutexVersion(), rounds, ms, tasks: TASKS,
       workers: WORKERS, scenarios: results, violations, errors,
-    }, null, 2) + '\n');
-    console.error('wrote benchmark/results-fairness.md and benchmark/results-fairness.json');
+    });
   }
-  if (process.argv.indexOf('--json') !== -1) {
+  if (d.flag('--json')) {
     const brief = {};
     for (const s of scenarios) brief[s] = results[s].map((r) => ({ name: r.name, na: r.na, median: r.median }));
     console.log(JSON.stringify({ case: 'async-fairness', node: process.version, rounds, ms, scenarios: brief,
@@ -506,13 +439,13 @@ function orchestrate() {
 // Dispatch last: the tables above are consts.
 if (!isMainThread) {
   workerMain();
-} else if (process.argv.indexOf('--child') !== -1) {
-  const scenario = arg('child');
-  const row = ROWS.find((r) => r.name === arg('row'));
-  if (SCENARIOS.indexOf(scenario) === -1 || !row) throw new Error(`--child ${scenario} --row ${arg('row')}: no such run`);
+} else if (d.flag('--child')) {
+  const scenario = d.arg('child');
+  const row = ROWS.find((r) => r.name === d.arg('row'));
+  if (SCENARIOS.indexOf(scenario) === -1 || !row) throw new Error(`--child ${scenario} --row ${d.arg('row')}: no such run`);
   const why = rowMissing(row, scenario);
   if (why) throw new Error(`${row.name}: ${why}`);
-  runRow(scenario, row, Number(arg('ms', 500))).then(
+  runRow(scenario, row, Number(d.arg('ms', 500))).then(
     (result) => {
       process.stdout.write(JSON.stringify(result) + '\n');
       if (result.lost !== 0) process.exitCode = 2; // mutual exclusion broken

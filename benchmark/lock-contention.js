@@ -21,9 +21,10 @@
 // JSON line with the figures. On a runtime without Atomics.waitAsync (Node
 // < 16) the post's lock cannot run: its row says n/a.
 
-const { spawnSync } = require('child_process');
-const { Worker, isMainThread, workerData, parentPort } = require('worker_threads');
+const { isMainThread, workerData, parentPort } = require('worker_threads');
 const { performance } = require('perf_hooks');
+const d = require('./lib/driver');
+const h = require('./lib/harness');
 
 // Int32 slots of the case's SharedArrayBuffer, each on its own cache line.
 const LOCK = 0; // the lock word (index 0: both locks use AsyncLock.INDEX)
@@ -31,19 +32,14 @@ const COUNTER = 16; // the non-atomic counter f increments
 const GO = 32; // 1: start; 2: stop
 const SLOTS = 48;
 
-function arg(name, fallback) {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : process.argv[at + 1];
-}
-
 function loadLock(impl) {
   return impl === 'post' ? require('./lock-post').AsyncLock : require('..').AsyncLock;
 }
 
 if (!isMainThread) {
   workerMain();
-} else if (process.argv.indexOf('--case') !== -1) {
-  runCase(arg('case'), Number(arg('ms', 1000)), Number(arg('workers', 2))).then(
+} else if (d.flag('--case')) {
+  runCase(d.arg('case'), Number(d.arg('ms', 1000)), Number(d.arg('workers', 2))).then(
     (result) => process.stdout.write(JSON.stringify(result) + '\n'),
     (error) => {
       console.error(error);
@@ -83,24 +79,7 @@ async function runCase(impl, ms, workers) {
   const i32 = new Int32Array(sab);
   const lock = new AsyncLock(sab);
   const threads = [];
-  for (let w = 0; w < workers; w++) {
-    const worker = new Worker(__filename, { workerData: { impl, sab } });
-    const messages = [];
-    let wake = null;
-    worker.on('message', (m) => {
-      messages.push(m);
-      const w = wake;
-      wake = null;
-      if (w) w();
-    });
-    worker.on('error', (e) => {
-      console.error(e);
-      process.exit(1);
-    });
-    const next = () =>
-      messages.length ? Promise.resolve(messages.shift()) : new Promise((r) => (wake = () => r(messages.shift())));
-    threads.push({ worker, next });
-  }
+  for (let w = 0; w < workers; w++) threads.push(h.startWorker(__filename, { impl, sab }));
   for (const t of threads) await t.next(); // 'ready'
 
   // The post's executeLocked returns nothing: wrap it so the loop can await
@@ -135,11 +114,6 @@ async function runCase(impl, ms, workers) {
   return { impl, ops, mainOps, ms: elapsed, counter };
 }
 
-function median(values) {
-  const sorted = values.slice().sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
-}
-
 /** Runs one configuration, `rounds` rounds alternating; its figures. */
 function measureRounds(rounds, ms, workers) {
   const impls = ['post', 'package'];
@@ -151,14 +125,12 @@ function measureRounds(rounds, ms, workers) {
     // Alternate which goes first, so drift on a noisy machine hits both.
     const order = r % 2 === 0 ? impls : impls.slice().reverse();
     for (const impl of order) {
-      const child = spawnSync(process.execPath,
-        [__filename, '--case', impl, '--ms', String(ms), '--workers', String(workers)],
-        { encoding: 'utf8', timeout: ms * 20 + 30000 });
-      if (child.status !== 0) {
-        console.error(`${impl} failed (status ${child.status}, signal ${child.signal}):\n${child.stderr}`);
+      const { child, result, why } = d.runJson(process.execPath,
+        [__filename, '--case', impl, '--ms', String(ms), '--workers', String(workers)], { timeout: ms * 20 + 30000 });
+      if (child.status !== 0 || !result) {
+        console.error(`${impl} failed (${why}):\n${child.stderr}`);
         process.exit(1);
       }
-      const result = JSON.parse(child.stdout.trim().split('\n').pop());
       if (result.unsupported) {
         unsupported = result.unsupported;
         continue;
@@ -174,22 +146,20 @@ function measureRounds(rounds, ms, workers) {
 
 /** `--threads 2,4,8`: one row per thread count; writes results-lock.{md,json}. */
 function orchestrateThreads(list) {
-  const fs = require('fs');
-  const path = require('path');
   const os = require('os');
-  const rounds = Number(arg('rounds', 5));
-  const ms = Number(arg('ms', 1000));
-  const command = ['node', 'benchmark/lock-contention.js'].concat(process.argv.slice(2)).join(' ');
-  const loadBefore = os.loadavg()[0].toFixed(2);
+  const rounds = Number(d.arg('rounds', 5));
+  const ms = Number(d.arg('ms', 1000));
+  const command = d.commandLine('benchmark/lock-contention.js');
+  const loadBefore = d.load();
   const fmt = (n) => Math.round(n).toLocaleString('en-US');
   const rows = list.map((threads) => {
     const m = measureRounds(rounds, ms, threads - 1);
     const row = {
       threads,
-      post: m.perSec.post.length ? median(m.perSec.post) : null,
-      package: median(m.perSec.package),
+      post: m.perSec.post.length ? h.median(m.perSec.post) : null,
+      package: h.median(m.perSec.package),
       // package ops/s over post ops/s, median of the rounds (higher is better)
-      throughputRatio: m.ratios.length ? median(m.ratios) : null,
+      throughputRatio: m.ratios.length ? h.median(m.ratios) : null,
       ratios: m.ratios,
     };
     console.error(`  ${threads} threads: package ${fmt(row.package)} ops/s, post ${row.post === null ? 'n/a' : fmt(row.post)}`);
@@ -203,21 +173,19 @@ function orchestrateThreads(list) {
   const about = `Command: \`${command}\`\n\nNode ${process.version} (${process.platform}-${process.arch}), ${os.cpus().length} cores; ` +
     `main thread \`await executeLocked(f)\` + (threads − 1) workers \`lock(); f(); unlock()\`, f a non-atomic increment; ` +
     `${rounds} rounds × ${ms} ms per implementation, alternating, each in a fresh process; medians over the rounds; ` +
-    `1-minute load average ${loadBefore} before, ${os.loadavg()[0].toFixed(2)} after.`;
+    `1-minute load average ${loadBefore} before, ${d.load()} after.`;
   console.log(`${about}\n\n${table}`);
-  fs.writeFileSync(path.join(__dirname, 'results-lock.md'), `# AsyncLock under contention\n\n${about}\n\n${table}\n`);
-  fs.writeFileSync(path.join(__dirname, 'results-lock.json'), JSON.stringify({
+  d.writeResults('results-lock', `# AsyncLock under contention\n\n${about}\n\n${table}\n`, {
     kind: 'lock-contention', node: process.version, command, date: new Date().toISOString(), rounds, ms, rows,
-  }, null, 2) + '\n');
-  console.error('wrote benchmark/results-lock.md and benchmark/results-lock.json');
+  });
 }
 
 function orchestrate() {
-  const threadList = arg('threads', null);
+  const threadList = d.arg('threads', null);
   if (threadList !== null) return orchestrateThreads(threadList.split(',').map(Number));
-  const rounds = Number(arg('rounds', 7));
-  const ms = Number(arg('ms', 1000));
-  const workers = Number(arg('workers', 2));
+  const rounds = Number(d.arg('rounds', 7));
+  const ms = Number(d.arg('ms', 1000));
+  const workers = Number(d.arg('workers', 2));
   const impls = ['post', 'package'];
   console.log(`AsyncLock contention: main executeLocked + ${workers} workers lock/unlock, ` +
     `${rounds} rounds x ${ms} ms, Node ${process.version} (${process.platform}-${process.arch})`);
@@ -231,10 +199,10 @@ function orchestrate() {
     }
     rows.push([
       impl === 'post' ? 'post (native Atomics)' : 'atomics-waitasync',
-      fmt(median(perSec[impl])),
-      fmt(median(mainPerSec[impl])),
+      fmt(h.median(perSec[impl])),
+      fmt(h.median(mainPerSec[impl])),
       `${fmt(Math.min.apply(null, perSec[impl]))} .. ${fmt(Math.max.apply(null, perSec[impl]))}`,
-      impl === 'package' && ratios.length ? `${median(ratios).toFixed(2)}x` : '',
+      impl === 'package' && ratios.length ? `${h.median(ratios).toFixed(2)}x` : '',
     ]);
   }
   const head = ['AsyncLock', 'lock ops/s (median)', 'of which main', 'range over rounds', 'vs post (median of rounds)'];
@@ -244,17 +212,17 @@ function orchestrate() {
   console.log('|' + widths.map((w, c) => (c === 0 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|');
   for (const row of rows) console.log(line(row));
   if (unsupported) console.log(`post: ${unsupported}`);
-  if (process.argv.indexOf('--json') !== -1) {
+  if (d.flag('--json')) {
     console.log(JSON.stringify({
       case: 'lock-contention',
       node: process.version,
       workers,
       ms,
       rounds,
-      opsPerSec: { post: perSec.post.length ? median(perSec.post) : null, package: median(perSec.package) },
-      ratio: ratios.length ? median(ratios) : null,
+      opsPerSec: { post: perSec.post.length ? h.median(perSec.post) : null, package: h.median(perSec.package) },
+      ratio: ratios.length ? h.median(ratios) : null,
       ratios,
-      mainOpsPerSec: { post: mainPerSec.post.length ? median(mainPerSec.post) : null, package: median(mainPerSec.package) },
+      mainOpsPerSec: { post: mainPerSec.post.length ? h.median(mainPerSec.post) : null, package: h.median(mainPerSec.package) },
     }));
   }
 }
