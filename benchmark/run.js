@@ -16,10 +16,11 @@
 // Not part of `npm test`: timings are claims for this file, never limits in
 // tests (the machine is shared and noisy).
 
-const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const d = require('./lib/driver');
+const { median } = require('./lib/harness');
 
 const CASES = [
   'ping-pong',
@@ -51,77 +52,39 @@ const TARGETS = [
 ];
 
 function usage(message) {
-  if (message) console.error(message + '\n');
-  console.error(
+  d.usageExit(
     'usage: node benchmark/run.js [--rounds N] [--case name[,name]] [--node PATH] [--no-write] [--json]\n' +
       `  --rounds N   rounds per implementation (default ${DEFAULT_ROUNDS})\n` +
       `  --case LIST  only these cases (${CASES.join(', ')}); does not write results.md\n` +
       '  --node PATH  run the cases under another Node binary (default: this one)\n' +
       '  --no-write   print the table only, leave benchmark/results.md alone\n' +
       '  --json       also write benchmark/results.json (for benchmark/chart.js)\n' +
-      '  --instructions  count instructions under valgrind instead (--instructions --help)'
+      '  --instructions  count instructions under valgrind instead (--instructions --help)',
+    message
   );
-  process.exit(message ? 2 : 0);
 }
 
 function parseArgs(argv) {
   const options = { rounds: DEFAULT_ROUNDS, cases: CASES, node: process.execPath, write: true, json: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) usage(`${arg} needs a value`);
-      return argv[++i];
-    };
-    if (arg === '--rounds') {
-      options.rounds = Number(next());
-      if (!Number.isInteger(options.rounds) || options.rounds < 1) usage('--rounds must be a positive integer');
-    } else if (arg === '--case') {
+  return d.parseArgs(argv, options, usage, {
+    '--rounds': (next) => (options.rounds = d.positiveInt(next(), '--rounds', usage)),
+    '--case': (next) => {
       options.cases = next().split(',');
       const unknown = options.cases.filter((c) => !CASES.includes(c));
       if (unknown.length) usage(`unknown case: ${unknown.join(', ')}`);
       options.write = false;
-    } else if (arg === '--node') {
-      const node = next();
-      options.node = node.includes('/') ? path.resolve(node) : node; // else looked up in PATH
-    } else if (arg === '--no-write') {
-      options.write = false;
-    } else if (arg === '--json') {
-      options.json = true;
-    } else if (arg === '--help' || arg === '-h') {
-      usage();
-    } else {
-      usage(`unknown argument: ${arg}`);
-    }
-  }
-  return options;
+    },
+    '--json': () => (options.json = true),
+  });
 }
 
 /** Runs one case under one implementation in a fresh process. */
 function runCase(node, caseName, impl) {
   const file = path.join(__dirname, 'cases', caseName + '.js');
-  const child = spawnSync(node, ['--expose-gc', file, '--impl', impl], {
-    cwd: path.join(__dirname, '..'),
-    encoding: 'utf8',
-    timeout: CASE_TIMEOUT_MS,
-  });
-  const lines = (child.stdout || '').trim().split('\n');
-  let result = null;
-  try {
-    result = JSON.parse(lines[lines.length - 1]);
-  } catch (_) {
-    // reported below
-  }
-  if (child.status !== 0 || !result) {
-    const why = child.error ? child.error.message : `exit ${child.status}, signal ${child.signal}`;
-    return { error: `${caseName} --impl ${impl}: ${why}\n${child.stderr}` };
-  }
+  const { child, result, why } = d.runJson(node, ['--expose-gc', file, '--impl', impl], { timeout: CASE_TIMEOUT_MS });
+  if (child.status !== 0 || !result) return { error: `${caseName} --impl ${impl}: ${why}\n${child.stderr}` };
   if (child.stderr) process.stderr.write(child.stderr);
   return result;
-}
-
-function median(values) {
-  const sorted = values.slice().sort((a, b) => a - b);
-  return sorted[Math.ceil(sorted.length / 2) - 1];
 }
 
 /** Runs every round of one case; returns its rows in first-seen order. */
@@ -194,14 +157,6 @@ function cells(row) {
   ];
 }
 
-/** A markdown table whose columns line up in a terminal too. */
-function markdownTable(header, rows, rightAligned) {
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-  const line = (r) => '| ' + r.map((cell, c) => (rightAligned[c] ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join(' | ') + ' |';
-  const rule = '|' + widths.map((w, c) => (rightAligned[c] ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|') + '|';
-  return [line(header), rule].concat(rows.map(line)).join('\n');
-}
-
 /** Round-to-round spread: min–max per implementation, and of the per-round ratio. */
 function spreadCells(row) {
   const range = (values) => {
@@ -231,33 +186,14 @@ function targetRows(rows, cases) {
   });
 }
 
-function runtimeInfo(node) {
-  const probe = spawnSync(node, ['-p', 'JSON.stringify([process.version, process.versions.v8, process.arch])'], {
-    encoding: 'utf8',
-  });
-  if (probe.status !== 0) throw new Error(`cannot run ${node}: ${probe.stderr || probe.error}`);
-  const [version, v8, arch] = JSON.parse(probe.stdout);
-  return { version, v8, arch };
-}
-
-/** Which core was measured: the commit, and whether its sources were edited. */
-function coreVersion() {
-  const git = (args) => spawnSync('git', args, { cwd: path.join(__dirname, '..'), encoding: 'utf8' });
-  const head = git(['rev-parse', '--short', 'HEAD']);
-  if (head.status !== 0) return 'core: not a git checkout';
-  const dirty = git(['status', '--porcelain', '--', 'src', 'lib', 'index.js', 'binding.js', 'Cargo.toml']).stdout.trim();
-  return `core: commit ${head.stdout.trim()}${dirty ? ' with uncommitted changes' : ''}`;
-}
-
 function main() {
   const options = parseArgs(process.argv.slice(2));
-  const runtime = runtimeInfo(options.node);
-  const command = ['node', 'benchmark/run.js'].concat(process.argv.slice(2)).join(' ');
-  const cpus = os.cpus();
-  const machine = `${os.platform()} ${runtime.arch}, ${cpus.length} cores (${cpus[0].model.trim()}), ${Math.round(os.totalmem() / 2 ** 30)} GiB`;
+  const runtime = d.runtimeInfo(options.node);
+  const command = d.commandLine('benchmark/run.js');
+  const machine = `${d.machine(runtime.arch)}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`;
   console.error(`Node ${runtime.version} (${options.node}), ${options.rounds} rounds per implementation`);
 
-  const loadBefore = os.loadavg()[0].toFixed(1);
+  const loadBefore = d.load(1);
   const started = Date.now();
   const errors = [];
   const rows = [];
@@ -265,18 +201,19 @@ function main() {
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
 
   const header = ['case', 'metric', 'native', 'addon', 'ratio'];
-  const table = markdownTable(header, rows.map(cells), [false, false, true, true, true]);
-  const spread = markdownTable(
+  const table = d.markdownTable(header, rows.map(cells), [false, false, true, true, true]);
+  const spread = d.markdownTable(
     ['case', 'metric', 'native', 'addon', 'ratio per round'],
     rows.map(spreadCells),
     [false, false, true, true, true]
   );
-  const targets = markdownTable(['target', 'limit', 'measured', ''], targetRows(rows, options.cases), [false, false, true, false]);
+  const targets = d.markdownTable(['target', 'limit', 'measured', ''], targetRows(rows, options.cases), [false, false, true, false]);
+  const build = d.measuredBuild();
   const about =
-    `Node ${runtime.version} (V8 ${runtime.v8}), ${machine}; ${coreVersion()}; ` +
+    `Node ${runtime.version} (V8 ${runtime.v8}), ${machine}; ${build.core}; ` +
     `${options.rounds} rounds per implementation, each in a fresh process, alternating; ` +
     `each value is the median over the rounds; ratio = addon / native (lower is better). ` +
-    `Whole run: ${seconds} s; 1-minute load average ${loadBefore} before, ${os.loadavg()[0].toFixed(1)} after.`;
+    `Whole run: ${seconds} s; 1-minute load average ${loadBefore} before, ${d.load(1)} after.`;
 
   console.log(`\n${about}\n\n${table}\n\n${targets}\n`);
   for (const error of errors) console.error(error);
@@ -296,12 +233,12 @@ function main() {
     const json = {
       kind: 'wall-clock',
       command,
-      date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      date: d.date(),
       node: runtime.version,
       v8: runtime.v8,
       arch: runtime.arch,
       machine,
-      core: coreVersion(),
+      core: build.core,
       rounds: options.rounds,
       rows: rows.map((r) => ({
         caseName: r.caseName,

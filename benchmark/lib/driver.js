@@ -31,23 +31,38 @@ function flag(...names) {
 }
 
 /**
- * Walks `argv` for a script with its own parser: `handle(arg, next)` takes
- * one argument (`next()` reads its value) and returns false for one it
- * does not know. `usage(message)` is called, and must not return, for an
- * unknown argument and for a missing value.
+ * Reads `argv` into `options` for a script with its own parser. The
+ * arguments every such script takes are read here: `--node PATH` (into
+ * options.node: a path with a slash resolved, else looked up in PATH),
+ * `--no-write` (options.write = false) and `--help`/`-h` (usage()). The
+ * others are the script's `handlers`: `'--name': (next) => …`, where
+ * `next()` reads the argument's value. `usage(message)` is called, and
+ * must not return, for an unknown argument and a missing value.
  */
-function eachArg(argv, usage, handle) {
+function parseArgs(argv, options, usage, handlers) {
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i];
     const next = () => {
       if (i + 1 >= argv.length) usage(`${name} needs a value`);
       return argv[++i];
     };
-    if (!handle(name, next)) usage(`unknown argument: ${name}`);
+    if (name === '--node') {
+      const node = next();
+      options.node = node.includes('/') ? path.resolve(node) : node;
+    } else if (name === '--no-write') {
+      options.write = false;
+    } else if (name === '--help' || name === '-h') {
+      usage();
+    } else if (Object.prototype.hasOwnProperty.call(handlers, name)) {
+      handlers[name](next);
+    } else {
+      usage(`unknown argument: ${name}`);
+    }
   }
+  return options;
 }
 
-/** `value` as an integer >= 1, or `usage` says that `--name` must be one. */
+/** `value` as an integer >= 1, or `usage` says that `name` must be one. */
 function positiveInt(value, name, usage) {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) usage(`${name} must be a positive integer`);
@@ -181,7 +196,7 @@ module.exports = {
   ROOT,
   arg,
   flag,
-  eachArg,
+  parseArgs,
   positiveInt,
   usageExit,
   lastJsonLine,

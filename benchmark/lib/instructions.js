@@ -31,6 +31,7 @@ const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const d = require('./driver');
 
 // id: the row; file: the program in benchmark/instructions/; ops: N, chosen
 // so that the measured part takes a few seconds under valgrind (start-up
@@ -97,8 +98,7 @@ const WALL_SCALE = 5;
 const RUN_TIMEOUT_MS = 20 * 60 * 1000;
 
 function usage(message) {
-  if (message) console.error(message + '\n');
-  console.error(
+  d.usageExit(
     'usage: node benchmark/run.js --instructions [--reps N] [--case a,b] [--merge] [--node PATH] [--no-write]\n' +
       `  --reps N     measurements per case and implementation (default ${DEFAULT_REPS})\n` +
       `  --case LIST  only these cases (${CASES.map((c) => c.id).join(', ')}); does not write results\n` +
@@ -106,51 +106,27 @@ function usage(message) {
       '  --node PATH  run the cases under another Node binary (default: this one)\n' +
       '  --no-write   print the table only, leave benchmark/results-instructions.{md,json} alone\n' +
       `  --wall       wall clock instead: the same programs without valgrind, N × ${WALL_SCALE}, --rounds N\n` +
-      `               (default ${DEFAULT_WALL_ROUNDS}) alternating; writes benchmark/results-wall.{md,json}`
+      `               (default ${DEFAULT_WALL_ROUNDS}) alternating; writes benchmark/results-wall.{md,json}`,
+    message
   );
-  process.exit(message ? 2 : 0);
 }
 
 function parseArgs(argv) {
   const options = { reps: DEFAULT_REPS, cases: CASES, node: process.execPath, write: true, merge: false, wall: false, rounds: DEFAULT_WALL_ROUNDS };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) usage(`${arg} needs a value`);
-      return argv[++i];
-    };
-    if (arg === '--instructions') continue;
-    if (arg === '--wall') {
-      options.wall = true;
-      continue;
-    }
-    if (arg === '--rounds') {
-      options.rounds = Number(next());
-      if (!Number.isInteger(options.rounds) || options.rounds < 1) usage('--rounds must be a positive integer');
-      continue;
-    }
-    if (arg === '--reps') {
-      options.reps = Number(next());
-      if (!Number.isInteger(options.reps) || options.reps < 1) usage('--reps must be a positive integer');
-    } else if (arg === '--case') {
+  d.parseArgs(argv, options, usage, {
+    '--instructions': () => {}, // (how run.js got here)
+    '--wall': () => (options.wall = true),
+    '--rounds': (next) => (options.rounds = d.positiveInt(next(), '--rounds', usage)),
+    '--reps': (next) => (options.reps = d.positiveInt(next(), '--reps', usage)),
+    '--case': (next) => {
       const ids = next().split(',');
       const unknown = ids.filter((id) => !CASES.some((c) => c.id === id));
       if (unknown.length) usage(`unknown case: ${unknown.join(', ')}`);
       options.cases = CASES.filter((c) => ids.includes(c.id));
       options.write = false;
-    } else if (arg === '--node') {
-      const node = next();
-      options.node = node.includes('/') ? path.resolve(node) : node;
-    } else if (arg === '--merge') {
-      options.merge = true;
-    } else if (arg === '--no-write') {
-      options.write = false;
-    } else if (arg === '--help' || arg === '-h') {
-      usage();
-    } else {
-      usage(`unknown argument: ${arg}`);
-    }
-  }
+    },
+    '--merge': () => (options.merge = true),
+  });
   if (options.merge && options.cases !== CASES) options.write = true;
   return options;
 }
@@ -206,13 +182,7 @@ function count(node, flags, c, impl, ops) {
   fs.rmSync(log, { force: true });
   const threads = c.threads ? threadTotals(prefix) : null;
   const seconds = (Date.now() - started) / 1000;
-  const lines = (child.stdout || '').trim().split('\n');
-  let result = null;
-  try {
-    result = JSON.parse(lines[lines.length - 1]);
-  } catch (_) {
-    // reported below
-  }
+  const result = d.lastJsonLine(child.stdout);
   const collected = /Collected : (\d+)/.exec(text);
   const main = threads === null ? undefined : threads.get('01');
   if (child.status !== 0 || !result || !collected || main === null) {
@@ -300,15 +270,8 @@ function fmtSpread(value) {
   return value === null ? '—' : `${value.toFixed(2)} %`;
 }
 
-function markdownTable(header, rows, rightAligned) {
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-  const line = (r) => '| ' + r.map((cell, c) => (rightAligned[c] ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join(' | ') + ' |';
-  const rule = '|' + widths.map((w, c) => (rightAligned[c] ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|') + '|';
-  return [line(header), rule].concat(rows.map(line)).join('\n');
-}
-
 function tables(rows) {
-  const main = markdownTable(
+  const main = d.markdownTable(
     ['case', 'what', 'N', 'addon instr/op', 'native instr/op', 'ratio'],
     rows.map((r) => [
       r.id,
@@ -321,7 +284,7 @@ function tables(rows) {
     [false, false, true, true, true, true]
   );
   const runs = (list) => (list.length ? list.map((x) => fmtInstr(x.perOp)).join(' / ') : 'n/a');
-  const spread = markdownTable(
+  const spread = d.markdownTable(
     ['case', 'addon, each run', 'spread', 'native, each run', 'spread'],
     rows.map((r) => [r.id, runs(r.addon), fmtSpread(r.addonSpread), runs(r.native), fmtSpread(r.nativeSpread)]),
     [false, true, true, true, true]
@@ -331,7 +294,7 @@ function tables(rows) {
   const threaded = rows.filter((r) => r.addon.concat(r.native).some((x) => x.mainPerOp !== undefined));
   const split = (x) => `${fmtInstr(x.perOp)} = ${fmtInstr(x.mainPerOp)} + ${fmtInstr(x.perOp - x.mainPerOp)}`;
   const perRun = threaded.length
-    ? markdownTable(
+    ? d.markdownTable(
         ['case', 'impl', 'instr/op = main thread + others', 'measured waits'],
         threaded.flatMap((r) =>
           IMPLS.flatMap((impl) => r[impl].filter((x) => x.mainPerOp !== undefined).map((x) => [r.id, impl, split(x), fmtPaths(x.paths)]))
@@ -369,23 +332,6 @@ function report(json) {
   );
 }
 
-function runtimeInfo(node) {
-  const probe = spawnSync(node, ['-p', 'JSON.stringify([process.version, process.versions.v8, process.arch])'], {
-    encoding: 'utf8',
-  });
-  if (probe.status !== 0) throw new Error(`cannot run ${node}: ${probe.stderr || probe.error}`);
-  const [version, v8, arch] = JSON.parse(probe.stdout);
-  return { version, v8, arch };
-}
-
-function coreVersion() {
-  const git = (args) => spawnSync('git', args, { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8' });
-  const head = git(['rev-parse', '--short', 'HEAD']);
-  if (head.status !== 0) return null;
-  const dirty = git(['status', '--porcelain', '--', 'src', 'lib', 'index.js', 'binding.js', 'Cargo.toml']).stdout.trim();
-  return `${head.stdout.trim()}${dirty ? ' with uncommitted changes' : ''}`;
-}
-
 /**
  * Nanoseconds per measured op of `c` in round `round`: its `metric` field
  * (`ns` by default) of one run without valgrind. Rows that read other
@@ -403,21 +349,9 @@ function time(node, c, impl, round, runs) {
 function runOnce(node, c, impl) {
   const file = path.join(__dirname, '..', 'instructions', c.file + '.js');
   const ops = c.ops * WALL_SCALE;
-  const child = spawnSync(node, [...(c.v8 || []), file, '--impl', impl, '--ops', String(ops), '--param', String(c.param || 0)], {
-    cwd: path.join(__dirname, '..', '..'),
-    encoding: 'utf8',
-    timeout: RUN_TIMEOUT_MS,
-  });
-  const lines = (child.stdout || '').trim().split('\n');
-  let result = null;
-  try {
-    result = JSON.parse(lines[lines.length - 1]);
-  } catch (_) {
-    // reported below
-  }
-  if (child.status !== 0 || !result) {
-    throw new Error(`${c.id} --impl ${impl}: exit ${child.status}, signal ${child.signal}\n${child.stderr}`);
-  }
+  const { child, result, why } = d.runJson(node, [...(c.v8 || []), file, '--impl', impl, '--ops', String(ops), '--param', String(c.param || 0)],
+    { timeout: RUN_TIMEOUT_MS });
+  if (child.status !== 0 || !result) throw new Error(`${c.id} --impl ${impl}: ${why}\n${child.stderr}`);
   if (result.unsupported) return null;
   return result;
 }
@@ -435,10 +369,9 @@ function fmtNs(ns) {
 
 /** `--wall`: every case, --rounds rounds, addon and native alternating. */
 function mainWall(options, argv) {
-  const runtime = runtimeInfo(options.node);
+  const runtime = d.runtimeInfo(options.node);
   const command = ['node', 'benchmark/run.js'].concat(argv).join(' ');
-  const load = () => os.loadavg()[0].toFixed(2);
-  const loadBefore = load();
+  const loadBefore = d.load();
   const started = Date.now();
   const runs = new Map(); // programs' JSON lines, by case program, impl and round
   const rows = options.cases.map((c) => {
@@ -460,10 +393,10 @@ function mainWall(options, argv) {
     };
   });
   const seconds = Math.round((Date.now() - started) / 1000);
-  const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const date = d.date();
   const run = {
-    command, date, rounds: options.rounds, core: coreVersion() || 'unknown',
-    load: `${loadBefore} before, ${load()} after`, seconds,
+    command, date, rounds: options.rounds, core: d.measuredBuild().commit || 'unknown',
+    load: `${loadBefore} before, ${d.load()} after`, seconds,
   };
   for (const row of rows) row.run = run;
   const about = (r) => `Command: \`${r.command}\`\n\nNode ${runtime.version} (V8 ${runtime.v8}, ${runtime.arch}), no flags, ` +
@@ -518,7 +451,7 @@ function mergedRows(file, runtime, rows, complete = () => {}) {
 
 /** The wall-clock rows as a markdown table. */
 function wallTable(rows) {
-  return markdownTable(
+  return d.markdownTable(
     ['case', 'what', 'N', 'addon / op', 'native / op', 'ratio', 'ratio, min–max'],
     rows.map((r) => [r.id, r.what, r.ops.toLocaleString('en-US'), fmtNs(r.addon), fmtNs(r.native),
       r.ratio === null ? '—' : r.ratio.toFixed(2),
@@ -532,7 +465,7 @@ function main(argv) {
   if (options.wall) return mainWall(options, argv);
   const valgrind = spawnSync('valgrind', ['--version'], { encoding: 'utf8' });
   if (valgrind.status !== 0) throw new Error('valgrind not found (Debian: apt-get install valgrind)');
-  const runtime = runtimeInfo(options.node);
+  const runtime = d.runtimeInfo(options.node);
   const flags = v8Flags(options.node);
   const command = ['node', 'benchmark/run.js'].concat(argv).join(' ');
   if (!flags.includes('--single-threaded')) console.error('this Node has no --single-threaded: V8 threads are counted too');
@@ -553,8 +486,8 @@ function main(argv) {
     }
   });
   const seconds = Math.round((Date.now() - started) / 1000);
-  const core = coreVersion();
-  const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const core = d.measuredBuild().commit;
+  const date = d.date();
   for (const row of rows) Object.assign(row, { command, date, reps: options.reps, core });
   let json = {
     kind: 'instructions',
