@@ -395,7 +395,7 @@ function orchestrate() {
   }
   const seconds = Math.round((Date.now() - started) / 1000);
   const build = d.measuredBuild();
-  const about = `Node ${process.version} (V8 ${process.versions.v8}), ${machine}; ${build.core}; ` +
+  const about = `Node ${process.version} (V8 ${process.versions.v8}), ${machine}; ${build.text}; ` +
     `async-mutex ${asyncMutexVersion()}; ${TASKS} async tasks on the main thread, each holding the lock across one ` +
     `setImmediate; ${rounds} round${rounds === 1 ? '' : 's'} × ${ms} ms per row, each in a fresh process, the order rotated every round; ` +
     `figures are medians over the rounds (each column on its own). Whole run ${seconds} s, 1-minute load average ` +

@@ -210,7 +210,7 @@ function main() {
   const targets = d.markdownTable(['target', 'limit', 'measured', ''], targetRows(rows, options.cases), [false, false, true, false]);
   const build = d.measuredBuild();
   const about =
-    `Node ${runtime.version} (V8 ${runtime.v8}), ${machine}; ${build.core}; ` +
+    `Node ${runtime.version} (V8 ${runtime.v8}), ${machine}; ${build.text}; ` +
     `${options.rounds} rounds per implementation, each in a fresh process, alternating; ` +
     `each value is the median over the rounds; ratio = addon / native (lower is better). ` +
     `Whole run: ${seconds} s; 1-minute load average ${loadBefore} before, ${d.load(1)} after.`;

@@ -257,7 +257,7 @@ function orchestrate() {
   }
   const seconds = Math.round((Date.now() - started) / 1000);
   const build = d.measuredBuild();
-  const about = `${machine}; ${build.core}; multithreading ${multithreadingVersion()}; ` +
+  const about = `${machine}; ${build.text}; multithreading ${multithreadingVersion()}; ` +
     `${rounds} rounds × ${ms} ms per case and implementation, each in a fresh process, the order rotated every round; ` +
     `figures are medians over the rounds; ratios are package ÷ competitor, the median of the per-round ratios. ` +
     `Atomics.Mutex runs under \`node --harmony-struct\`, the others without flags. Whole run ${seconds} s, ` +

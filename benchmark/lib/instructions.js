@@ -63,8 +63,8 @@ const CASES = [
   { id: 'ping-pong', file: 'ping-pong', ops: 10000, threads: true, valgrind: ['--fair-sched=yes'], v8: ['--no-memory-reducer'], what: 'main waitAsync ⇄ worker wait, per round trip' },
   { id: 'worker-ping-pong', file: 'worker-ping-pong', ops: 25000, threads: true, valgrind: ['--fair-sched=yes'], v8: ['--no-memory-reducer'], what: 'worker wait ⇄ worker wait, per round trip' },
   { id: 'many-elements', file: 'many-elements', ops: 20000, what: '1,000 elements, one waiter each: notify + settle, per waiter' },
-  // A worker notifies the main thread's K waiters, one element each (issue
-  // 21's shape): per notify until settled, both threads.
+  // A worker notifies the main thread's K waiters, one element each (a
+  // pool's jobs): per notify until settled, both threads.
   { id: 'cross-thread-1k', file: 'cross-thread-notify', ops: 20000, param: 1000, threads: true, what: 'worker notifies 1,000 main-thread waiters on 1,000 elements, per notify until settled' },
   { id: 'cross-thread-10k', file: 'cross-thread-notify', ops: 20000, param: 10000, threads: true, what: '… 10,000 waiters on 10,000 elements' },
   { id: 'cross-thread-100k', file: 'cross-thread-notify', ops: 200000, param: 100000, threads: true, what: '… 100,000 waiters on 100,000 elements' },
@@ -308,14 +308,15 @@ function tables(rows) {
 /** The commands, the set-up, the table and the spread of every measurement, as markdown. */
 function report(json) {
   const commands = Array.from(new Set(json.rows.map((r) => r.command)));
-  const cores = Array.from(new Set(json.rows.map((r) => r.core).filter(Boolean)));
+  // The builds measured, as the .md names them (the rows keep their commit).
+  const builds = Array.from(new Set(Array.from(new Set(json.rows.map((r) => r.core))).map(d.buildTextAt)));
   const dates = json.rows.map((r) => r.date).sort();
   const reps = Array.from(new Set(json.rows.map((r) => r.reps)));
   const { main: table, spread, perRun } = tables(json.rows);
   const about =
     `Node ${json.node} (V8 ${json.v8}, ${json.arch}), \`${json.flags.join(' ')}\`, under ${json.valgrind} ` +
     '(callgrind, `--callgrind-out-file=/dev/null --dump-instr=no`; the rows with threads `--separate-threads=yes`); ' +
-    `core: commit ${cores.join(', ') || 'unknown'}; ` +
+    `${builds.join(' and ')}; ` +
     `${dates[0]}${dates.length && dates[dates.length - 1] !== dates[0] ? ` to ${dates[dates.length - 1]}` : ''}. ` +
     'instr/op = (instructions with N operations − instructions with 0) / N, the whole process (every thread), ' +
     `mean of ${reps.join(' or ')} measurements; ratio = addon / native (lower is better).`;
@@ -400,7 +401,7 @@ function mainWall(options, argv) {
   };
   for (const row of rows) row.run = run;
   const about = (r) => `Command: \`${r.command}\`\n\nNode ${runtime.version} (V8 ${runtime.v8}, ${runtime.arch}), no flags, ` +
-    `${os.cpus().length} cores; core: commit ${r.core}; ${r.date}; ` +
+    `${os.cpus().length} cores; ${d.buildTextAt(r.core)}; ${r.date}; ` +
     `${r.rounds} rounds, each a fresh process per implementation, alternating; per op = median over the rounds of ` +
     `(wall time of the measured part / N); ratio = median of the per-round addon / native (lower is better). ` +
     `1-minute load average ${r.load}; ${r.seconds} s.`;
