@@ -4,14 +4,9 @@
 // it runs: `main`, its body on the main thread, and `worker`, the body of
 // each of its workers. Then those bodies, and `runCase` (one case with one
 // implementation, in the fresh process of `lock-family.js --child`) and
-// `workerMain` (a worker of it). Not a script.
-//
-// f adds 1 to a plain (non-atomic) Int32 slot: each case checks the final
-// count against the operations counted, so it also checks mutual exclusion.
-// The rwlock rows: w() adds 1 to that slot and copies the new count to a
-// second plain slot (MIRROR), r() checks that the two are equal; the count
-// is checked against the writes, and a read that saw the two differ (a
-// write under way) is a violation, reported like a lost update.
+// `workerMain` (a worker of it). Not a script. What each case measures,
+// and how f (and the rwlock rows' r and w) check mutual exclusion: the
+// header of benchmark/lock-family.js.
 
 const path = require('path');
 const { workerData, parentPort } = require('worker_threads');

@@ -1,20 +1,10 @@
 'use strict';
-// benchmark/lock-family.js's implementations: the package and what users
-// could pick instead, one entry each, behind one shape per primitive
-// ("form"). Not a script: the cases (family/cases.js) build the form they
-// need, in every thread, with `implementation(impl, form, shared)`.
-//
-//   package         require('atomics-waitasync'): AsyncLock, Condition, Semaphore, Barrier, RwLock
-//   mutex           V8's Atomics.Mutex / Atomics.Condition (`node --harmony-struct`;
-//                   lockAsync and Condition.waitAsync only where they exist, Node 24 here)
-//   weblocks        Node's Web Locks, require('worker_threads').locks (async only; Node 24
-//                   here, absent in 20 and 22)
-//   multithreading  the npm package `multithreading` (Mutex, Condvar, Semaphore, Barrier,
-//                   RwLock; a devDependency for this benchmark only; on Node 20 it needs a
-//                   global `navigator`, shimmed)
-//   post            the V8 blog post's lock on native Atomics (benchmark/lock-post.js); for
-//                   the semaphore, barrier and rwlock, one written by hand on native
-//                   Atomics (benchmark/{semaphore,barrier,rwlock}-native.js)
+// benchmark/lock-family.js's implementations (package, mutex, weblocks,
+// multithreading, post: its header says what each is), one entry each in
+// IMPLEMENTATIONS, behind one shape per primitive ("form"); the slots of
+// the case's SharedArrayBuffer; the shared state the main thread makes.
+// Not a script: the cases (family/cases.js) build the form they need, in
+// every thread, with `implementation(impl, form, shared)`.
 //
 // The forms (a member is null where the implementation has no such thing,
 // and `<member>Missing` says why; a form it has not at all is

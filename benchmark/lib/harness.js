@@ -56,17 +56,17 @@ function keepAlive() {
   return () => clearInterval(handle);
 }
 
-/** Nearest-rank percentile (0 < p <= 100) of an array of numbers. */
+/** Nearest-rank percentile (0 < p <= 100) of an array of numbers (undefined if there are none). */
 function percentile(values, p) {
   const sorted = Array.from(values).sort((a, b) => a - b);
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[rank - 1];
+  return sorted.length ? sortedPercentile(sorted, p) : undefined;
 }
 
 /** The same of numbers sorted already (a sorted Float64Array of latencies); null if there are none. */
 function sortedPercentile(sorted, p) {
   if (!sorted.length) return null;
-  return sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1];
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1];
 }
 
 function median(values) {
