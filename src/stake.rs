@@ -1,7 +1,7 @@
 //! What a thread holds of a primitive whose word counts its holders rather
 //! than naming one (a `Semaphore`'s permits, an `RwLock`'s readers and
 //! writer), or waits at (a `Barrier`'s generation), and what its env's
-//! teardown (`napi::stakes`) does with it when the thread ends: gives the
+//! teardown (`napi::held`, `napi::stakes`) does with it when the thread ends: gives the
 //! share back, or breaks the generation.
 //!
 //! The holder's share is not in the shared word: JavaScript keeps it, per

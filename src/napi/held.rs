@@ -64,7 +64,8 @@ struct Unwatch {
 
 impl Held {
   /// Holds the buffer at `base` once more; `buffer` is its object, needed
-  /// only for the first hold.
+  /// only for the first hold. (Making a reference runs no JavaScript and
+  /// no finalizer: the registry may stay borrowed across it.)
   fn hold(&mut self, js: Js, base: usize, buffer: Option<sys::napi_value>) -> NResult<()> {
     match self.buffers.get_mut(&base) {
       Some((_, holds)) => *holds += 1,
@@ -115,33 +116,29 @@ impl Held {
     self.let_go(js, base);
   }
 
-  /// The finalizer's part for the stake at `cell`: a wake-up it owes (the
-  /// instance ran out of stack between a change and its notify, and was
-  /// dropped before a call of its paid it) is delivered now: nothing else
-  /// would, but the teardown of a thread that may live on. Then the stake
-  /// is let go with its buffers, unless it still holds something (the
-  /// instance was dropped holding it): then it stays for the teardown to
-  /// give back.
-  fn unwatch_stake(&mut self, js: Js, cell: usize) {
-    let Some(stake) = self.stakes.get(&cell) else {
-      return;
-    };
-    // SAFETY: a watched stake's buffers are held by `buffers` (let go of
-    // below, after its last read).
+  /// The finalizer's first look at the stake at `cell`: its word, whether
+  /// it still holds something (the instance was dropped holding it: it
+  /// stays for the teardown to give back), and whether a wake-up of the
+  /// word's waiters is owed (the instance ran out of stack between a change
+  /// and its notify, and was dropped before a call of its paid it: the
+  /// caller delivers it now, as nothing else would but the teardown of a
+  /// thread that may live on).
+  fn look_at_stake(&self, cell: usize) -> Option<(usize, bool, bool)> {
+    let stake = self.stakes.get(&cell)?;
+    // SAFETY: a watched stake's buffers are held by `buffers`.
     let holds = unsafe { stake.holds() };
     // SAFETY: as above.
     let owes = unsafe { stake.owes() };
-    // (The core's notify runs no JavaScript: the borrow of the registry
-    // may be kept across it.)
-    if owes {
-      wake_all(stake.word);
-    }
-    if holds {
-      return;
-    }
+    Some((stake.word(), holds, owes))
+  }
+
+  /// The stake at `cell` is no longer watched: it leaves the registry, and
+  /// its holds of its buffers are let go.
+  fn forget_stake(&mut self, js: Js, cell: usize) {
     if let Some(stake) = self.stakes.remove(&cell) {
-      self.let_go(js, stake.word_base);
-      self.let_go(js, stake.cell_base);
+      for base in stake.buffer_bases() {
+        self.let_go(js, base);
+      }
     }
   }
 }
@@ -195,7 +192,7 @@ pub fn watch_stake(
   [word_buffer, cell_buffer]: [Option<sys::napi_value>; 2],
   instance: sys::napi_value,
 ) -> NResult<()> {
-  let (cell, word_base, cell_base) = (stake.cell, stake.word_base, stake.cell_base);
+  let (cell, [word_base, cell_base]) = (stake.cell(), stake.buffer_bases());
   {
     let mut held = registry.borrow_mut();
     if held.stakes.contains_key(&cell) {
@@ -230,7 +227,7 @@ fn watch(js: Js, registry: &Registry, watched: Watched, instance: sys::napi_valu
 }
 
 /// The finalizer of a watched instance ([`watch`]): see
-/// [`Held::unwatch_word`] and [`Held::unwatch_stake`]. Nothing once the
+/// [`Held::unwatch_word`] and [`Held::look_at_stake`]. Nothing once the
 /// env's teardown has run (it let go of everything).
 ///
 /// # Safety
@@ -251,7 +248,25 @@ unsafe extern "C" fn unwatched(env: sys::napi_env, data: *mut c_void, _hint: *mu
     let js = unsafe { Js::new(env) };
     match unwatch.watched {
       Watched::Word(key) => held.unwatch_word(js, key),
-      Watched::Stake(cell) => held.unwatch_stake(js, cell),
+      Watched::Stake(cell) => {
+        let Some((word, holds, owes)) = held.look_at_stake(cell) else {
+          return;
+        };
+        // The wake-up is made with the registry not borrowed, and before
+        // the stake's buffers are let go of; meanwhile the stake stays
+        // watched, with its buffers held.
+        drop(held);
+        if owes {
+          wake_all(word);
+        }
+        if holds {
+          return;
+        }
+        let Ok(mut held) = unwatch.registry.try_borrow_mut() else {
+          return; // (not reached, as above; the teardown lets go of it)
+        };
+        held.forget_stake(js, cell);
+      }
     }
   }));
   if let Err(payload) = outcome {
@@ -286,7 +301,7 @@ pub fn release_all(js: Js, registry: &Registry) {
     // SAFETY: both of its buffers are held by `buffers`, let go of only
     // below.
     if unsafe { stake.give_back() } {
-      wake_all(stake.word);
+      wake_all(stake.word());
     }
   }
   for (_, (reference, _)) in held.buffers.drain() {

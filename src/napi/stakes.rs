@@ -53,19 +53,38 @@ impl Kind {
 /// One watched instance's stake: where its primitive's word and its own
 /// Int32s are. It reads that memory, so its methods are `unsafe`: the
 /// caller must hold both buffers (held.rs does, for as long as the stake is
-/// watched).
+/// watched). Made only by [`stake_to_watch`], which checks what its reads
+/// rely on: `cell` is element 0 of an Int32Array of `kind.ints()` or more;
+/// `word` is an Int32Array element, and but for kind 2 so is the Int32 after
+/// it; `word_base` and `cell_base` are the bases of their buffers. Its
+/// fields are private, so that nothing else can make one that breaks that.
 pub struct Stake {
-  pub kind: Kind,
+  kind: Kind,
   /// The address of the primitive's word (its registry key).
-  pub word: usize,
+  word: usize,
   /// The address of the Int32 that holds the instance's stake.
-  pub cell: usize,
+  cell: usize,
   /// The base addresses of the word's buffer and of the stake's.
-  pub word_base: usize,
-  pub cell_base: usize,
+  word_base: usize,
+  cell_base: usize,
 }
 
 impl Stake {
+  /// The address of the primitive's word (its registry key).
+  pub fn word(&self) -> usize {
+    self.word
+  }
+
+  /// The address of the stake's first Int32 (its key in held.rs).
+  pub fn cell(&self) -> usize {
+    self.cell
+  }
+
+  /// The base addresses of the buffers of the word and of the stake.
+  pub fn buffer_bases(&self) -> [usize; 2] {
+    [self.word_base, self.cell_base]
+  }
+
   /// The stake's Int32 at `at` (below `kind.ints()`).
   ///
   /// # Safety
@@ -173,9 +192,8 @@ pub fn stake_to_watch(
   let word = locate(js, array, index)?;
   if kind != Kind::Owed {
     // The second word must be in the array too.
-    let next = locate(js, array, index + 1.0)
+    locate(js, array, index + 1.0)
       .map_err(|_| Failure::Range("index must leave room for the primitive's words".into()))?;
-    debug_assert_eq!(next.key, word.key + 4);
   }
   // The stake: its own SharedArrayBuffer's Int32s, up to the one that
   // says a wake-up is owed.
