@@ -4,7 +4,9 @@
 //! promise ("this env is live and this is its thread, for as long as the
 //! value is used"); its methods wrap one N-API call each, so the callbacks in
 //! `mod.rs` are ordinary safe Rust. [`entry`] is the panic guard that every
-//! callback from JS goes through.
+//! callback from JS goes through. [`Tsfn`] is the one handle used off the
+//! env's thread: an env's ThreadsafeFunction, as the signal the core calls
+//! from any thread.
 
 use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
