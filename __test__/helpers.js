@@ -78,7 +78,6 @@ function runNode(args, options = {}) {
   return { status: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr, ms: Date.now() - start };
 }
 
-/** Like runNode, asynchronously (so the test's own loop keeps running). */
 let interpreted = null;
 
 /**
@@ -95,6 +94,7 @@ function interpretedOnly() {
   return interpreted;
 }
 
+/** Like runNode, asynchronously (so the test's own loop keeps running). */
 function runNodeAsync(args, options = {}) {
   return new Promise((resolve) => {
     const start = Date.now();
@@ -109,6 +109,30 @@ function runNodeAsync(args, options = {}) {
       resolve({ status, signal, stdout, stderr, ms: Date.now() - start });
     });
   });
+}
+
+/**
+ * The tally a near-the-stack-limit fixture (`name`, with `args`: one that
+ * tries an operation at every depth, __test__/fixtures/near-stack-limit.js)
+ * prints, run in a child interpreted only: with its frames the sizes stay
+ * put from one depth to the next, and every depth is reached.
+ */
+async function nearTheLimit(name, ...args) {
+  const result = await runNodeAsync([...interpretedOnly(), fixture(name), ...args]);
+  if (result.status !== 0) throw new Error(`${name} ${args.join(' ')} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout);
+}
+
+/**
+ * How many bytes of ArrayBuffers 10,000 instances of `kind` ('family',
+ * 'entry' or 'asynclock': __test__/fixtures/dropped-holds-memory.js) leave
+ * behind when each is dropped while the release function of its hold
+ * lives, collected, then released.
+ */
+async function droppedHoldsGrowth(kind) {
+  const result = await runNodeAsync(['--expose-gc', fixture('dropped-holds-memory.js'), kind]);
+  if (result.status !== 0) throw new Error(`dropped-holds-memory.js ${kind} failed: ${result.stderr}`);
+  return Number(result.stdout.trim());
 }
 
 /**
@@ -298,6 +322,8 @@ module.exports = {
   startWorker,
   runNode,
   runNodeAsync,
+  droppedHoldsGrowth,
+  nearTheLimit,
   interpretedOnly,
   atomicsTakeUnshared,
   lockWithFailingNotify,

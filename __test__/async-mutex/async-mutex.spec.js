@@ -9,7 +9,7 @@ const assert = require('assert');
 const path = require('path');
 const { Worker } = require('worker_threads');
 const am = require('../../async-mutex');
-const { root, runNodeAsync, withMessages, fixture, interpretedOnly } = require('../helpers');
+const { root, runNodeAsync, withMessages, nearTheLimit, droppedHoldsGrowth } = require('../helpers');
 const { waitersForTesting } = require('../..');
 
 const { Mutex, Semaphore, withTimeout, tryAcquire, E_TIMEOUT, E_ALREADY_LOCKED, E_CANCELED } = am;
@@ -336,39 +336,33 @@ describe('atomics-waitasync/async-mutex, what a review found', function () {
     await assert.rejects(more.waitForUnlock(), error);
     // The next call waits afresh, and gets what comes.
     const take = items.acquire();
-    items.release();
+    Semaphore.from(items).release(); // (as another thread would: the pump, not the instance, grants it)
     assert.strictEqual((await take)[0], 1);
   });
 
-  /** The tally of fixtures/release-near-stack-limit.js's `name` case (in a child, interpreted only). */
-  async function nearTheLimit(name) {
-    const result = await runNodeAsync([...interpretedOnly(), fixture('release-near-stack-limit.js'), name]);
-    assert.strictEqual(result.status, 0, result.stderr);
-    return JSON.parse(result.stdout);
-  }
+  /** The tally of fixtures/release-near-stack-limit.js's `name` case. */
+  const releaseNearTheLimit = (name) => nearTheLimit('release-near-stack-limit.js', name);
 
   it('near the stack limit, a release function that threw gives the permit back once when called again', async () => {
-    const outs = await nearTheLimit('entry-releaser');
+    const outs = await releaseNearTheLimit('entry-releaser');
     const tail = '; the other take served; value 1';
     assert.deepStrictEqual(Object.keys(outs).sort(), [`RangeError${tail}`, `ok${tail}`], JSON.stringify(outs));
   });
 
   it('near the stack limit, setValue() that threw has still woken, by the instance\'s next call, the take it lets go', async () => {
-    const outs = await nearTheLimit('entry-setvalue');
+    const outs = await releaseNearTheLimit('entry-setvalue');
     const tail = '; the other take served; value 1';
     assert.deepStrictEqual(Object.keys(outs).sort(), [`RangeError having changed nothing${tail}`, `RangeError${tail}`, `ok${tail}`], JSON.stringify(outs));
   });
 
   it('near the stack limit, acquire() takes, or throws or rejects having kept nothing', async () => {
-    const outs = await nearTheLimit('entry-acquire');
+    const outs = await releaseNearTheLimit('entry-acquire');
     for (const out of Object.keys(outs)) assert.match(out, /^(took|threw RangeError|rejected RangeError); value 1$/, JSON.stringify(outs));
     assert.ok(outs['took; value 1'] > 0 && outs['threw RangeError; value 1'] > 0, JSON.stringify(outs));
   });
 
   it('Semaphores dropped while their release functions live, then released, leave nothing behind', async () => {
-    const result = await runNodeAsync(['--expose-gc', fixture('dropped-holds-memory.js'), 'entry']);
-    assert.strictEqual(result.status, 0, result.stderr);
-    const grown = Number(result.stdout.trim());
+    const grown = await droppedHoldsGrowth('entry');
     assert.ok(grown < 24000, `ArrayBuffer memory grew by ${grown} bytes over 10,000 instances`);
   });
 

@@ -7,7 +7,7 @@
 const assert = require('assert');
 const { spawnSync } = require('child_process');
 const { Semaphore, waitersForTesting } = require('../..');
-const { root, until, primitiveWorker, runNodeAsync, fixture, interpretedOnly } = require('../helpers');
+const { root, until, primitiveWorker, nearTheLimit, droppedHoldsGrowth } = require('../helpers');
 const { makeAbortController } = require('../fixtures/async-lock-helpers');
 
 /** A worker running `body(...)` over its own Semaphore (helpers.js primitiveWorker). */
@@ -488,19 +488,15 @@ describe('Semaphore near the stack limit', function () {
   this.timeout(60000);
 
   it('a release function that threw gives the permits back once when called again: the other holder keeps its own', async () => {
-    // In a child, interpreted only: every depth is reached (fixtures/release-near-stack-limit.js).
-    const result = await runNodeAsync([...interpretedOnly(), fixture('release-near-stack-limit.js'), 'family-releaser']);
-    assert.strictEqual(result.status, 0, result.stderr);
+    const outs = await nearTheLimit('release-near-stack-limit.js', 'family-releaser');
     const tail = '; the other take served; free while B holds: 1; after B: 2';
-    assert.deepStrictEqual(Object.keys(JSON.parse(result.stdout)).sort(), [`RangeError${tail}`, `ok${tail}`], result.stdout);
+    assert.deepStrictEqual(Object.keys(outs).sort(), [`RangeError${tail}`, `ok${tail}`], JSON.stringify(outs));
   });
 
   it('acquire() at every depth takes, or throws or rejects holding nothing', async () => {
-    const result = await runNodeAsync([...interpretedOnly(), fixture('release-near-stack-limit.js'), 'family-acquire']);
-    assert.strictEqual(result.status, 0, result.stderr);
-    const outs = JSON.parse(result.stdout);
-    for (const out of Object.keys(outs)) assert.match(out, /^(took|threw RangeError|rejected RangeError); free 1, held 0$/, result.stdout);
-    assert.ok(outs['took; free 1, held 0'] > 0 && outs['threw RangeError; free 1, held 0'] > 0, result.stdout);
+    const outs = await nearTheLimit('release-near-stack-limit.js', 'family-acquire');
+    for (const out of Object.keys(outs)) assert.match(out, /^(took|threw RangeError|rejected RangeError); free 1, held 0$/, JSON.stringify(outs));
+    assert.ok(outs['took; free 1, held 0'] > 0 && outs['threw RangeError; free 1, held 0'] > 0, JSON.stringify(outs));
   });
 });
 
@@ -508,9 +504,7 @@ describe('Semaphore and memory', function () {
   this.timeout(60000);
 
   it('instances dropped while their release functions live, then released, leave nothing behind', async () => {
-    const result = await runNodeAsync(['--expose-gc', fixture('dropped-holds-memory.js'), 'family']);
-    assert.strictEqual(result.status, 0, result.stderr);
-    const grown = Number(result.stdout.trim());
+    const grown = await droppedHoldsGrowth('family');
     assert.ok(grown < 28000, `ArrayBuffer memory grew by ${grown} bytes over 10,000 instances`);
   });
 });
