@@ -132,10 +132,12 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
    */
   function releaserOf(lock, grant) {
     const mine = stateOf(lock);
-    const { i32a, index } = lock;
+    // Reads `lock` when called, so that it keeps the instance alive: one
+    // collected while it holds the word stays watched until its thread
+    // ends (src/napi/held.rs), even once this frees the word.
     const release = grant
-      ? () => unlockMine(i32a, index, mine)
-      : () => (mine.first === null ? unlockHeld(i32a, index, mine) : handOn(i32a, index, mine, false));
+      ? () => unlockMine(lock.i32a, lock.index, mine)
+      : () => (mine.first === null ? unlockHeld(lock.i32a, lock.index, mine) : handOn(lock.i32a, lock.index, mine, false));
     return makeReleaser(release, () => mine.held, { abandoned: mine.abandoned });
   }
 

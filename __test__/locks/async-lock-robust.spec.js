@@ -6,7 +6,7 @@
 const assert = require('assert');
 const { Worker, threadId } = require('worker_threads');
 const { AsyncLock, waitersForTesting } = require('../..');
-const { root, until, runNodeAsync } = require('../helpers');
+const { root, until, runNodeAsync, droppedHoldsGrowth } = require('../helpers');
 
 /**
  * A worker that takes `lock` (lock(), blocking) and posts 'held', then,
@@ -268,5 +268,17 @@ describe('AsyncLock: a thread that ends holding the lock gives it back', functio
     a.unlock();
     assert.strictEqual(b.lock(), true);
     b.unlock();
+  });
+});
+
+describe('AsyncLock and memory', function () {
+  this.timeout(60000);
+
+  it('locks dropped while the release functions of their holds live, then released, leave nothing behind', async () => {
+    // A lock dropped holding its word stays watched (and its buffer held)
+    // until its thread ends, for the teardown to free: its release function
+    // must keep it alive, so that it is collected once released instead.
+    const grown = await droppedHoldsGrowth('asynclock');
+    assert.ok(grown < 20000, `ArrayBuffer memory grew by ${grown} bytes over 10,000 instances`);
   });
 });
