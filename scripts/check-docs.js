@@ -27,9 +27,10 @@ const { spawnSync } = require('child_process');
 
 const SKIP_DIRS = new Set(['node_modules', '.git', 'fixture', 'fixtures', 'target']);
 
-const ISSUE = /\bissues?\s+#?\d+(?:(?:\s*,\s*|\s*&\s*|\s+and\s+)#?\d+)*/gi;
-// Not after a word character or `/` (owner/repo#12, file.md#12), `&` (&#123;) or `#`.
-const BARE_ISSUE = /(?<![\w/&#])#\d+(?![\w-])/g;
+// An issue cited by number: `issue 12`, `issues 11 and 21`, `issue #12`, or
+// a bare `#12` not after a word character or `/` (owner/repo#12, file.md#12),
+// `&` (&#123;) or `#`. Matched over the whole text: a citation may wrap.
+const ISSUE = /\bissues?\s+#?\d+(?:(?:\s*,\s*|\s*&\s*|\s+and\s+)#?\d+)*|(?<![\w/&#])#\d+(?![\w-])/gi;
 const HEX_WORD = /(?<![\w#])[0-9a-f]{7,40}(?!\w)/g;
 
 /** The Markdown files to check, relative to `root`, with `/` separators. */
@@ -68,21 +69,14 @@ function walk(root, dir) {
 
 /** The issue citations and commit hashes in `text`: [{ line, what, match }]. */
 function findCitations(text) {
+  const lineOf = (index) => text.slice(0, index).split('\n').length;
   const problems = [];
-  text.split('\n').forEach((line, i) => {
-    const taken = [];
-    for (const m of line.matchAll(ISSUE)) {
-      taken.push([m.index, m.index + m[0].length]);
-      problems.push({ line: i + 1, what: 'issue number', match: m[0] });
-    }
-    for (const m of line.matchAll(BARE_ISSUE)) {
-      if (taken.some(([from, to]) => m.index >= from && m.index < to)) continue;
-      problems.push({ line: i + 1, what: 'issue number', match: m[0] });
-    }
-    for (const m of line.matchAll(HEX_WORD)) {
-      if (/\d/.test(m[0]) && /[a-f]/.test(m[0])) problems.push({ line: i + 1, what: 'commit hash', match: m[0] });
-    }
-  });
+  for (const m of text.matchAll(ISSUE)) {
+    problems.push({ line: lineOf(m.index), what: 'issue number', match: m[0].replace(/\s+/g, ' ') });
+  }
+  for (const m of text.matchAll(HEX_WORD)) {
+    if (/\d/.test(m[0]) && /[a-f]/.test(m[0])) problems.push({ line: lineOf(m.index), what: 'commit hash', match: m[0] });
+  }
   return problems;
 }
 
@@ -93,7 +87,7 @@ function findCitations(text) {
  */
 function withoutCode(text, keepSpans = false) {
   let fence = null;
-  return text
+  const prose = text
     .split('\n')
     .map((line) => {
       const opening = /^\s*(`{3,}|~{3,})/.exec(line);
@@ -105,17 +99,17 @@ function withoutCode(text, keepSpans = false) {
         fence = opening[1];
         return '';
       }
-      return keepSpans ? line : line.replace(/(`+)[^`]*?\1/g, (code) => ' '.repeat(code.length));
+      return line;
     })
     .join('\n');
+  // Over the whole text: a span may wrap onto the next line.
+  return keepSpans ? prose : prose.replace(/(`+)[^`]*?\1/g, (code) => code.replace(/[^\n]/g, ' '));
 }
 
 /** GitHub's anchor of a heading's text (github-slugger), before de-duplication. */
 function slug(heading) {
   const plain = heading
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // a link: its text
-    .replace(/`/g, '')
-    .replace(/\*/g, '')
     .trim()
     .toLowerCase();
   return plain.replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');

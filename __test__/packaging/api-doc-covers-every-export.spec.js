@@ -4,17 +4,16 @@
 // getters and instance fields (in the class's own section), the properties
 // of its release functions, every type and interface member the .d.ts files
 // declare, and every error code the JavaScript and the loader throw. A name
-// counts as documented when it appears in inline code (`name`, `X.name`,
-// `name(...)`) in the page, or in the class's section. The names are read
-// in a child process (__test__/fixtures/export-names.js): loading the
-// polyfill patches Atomics on Node 12-15, which must not leak into the
-// other tests of this process.
+// counts as documented when it appears in code (`name`, `X.name`,
+// `name(...)`, or in a code block) in the page, or in the class's section.
+// The names are read in a child process (__test__/fixtures/export-names.js):
+// loading the polyfill patches Atomics on Node 12-15, which must not leak
+// into the other tests of this process.
 
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-const { execFileSync } = require('child_process');
-const { root } = require('../helpers');
+const { root, runNode, fixture } = require('../helpers');
 
 const DOC = path.join(root, 'docs', 'api.md');
 
@@ -54,13 +53,16 @@ function declaredNames(file) {
 }
 
 describe('docs/api.md covers every export', function () {
-  const markdown = fs.readFileSync(DOC, 'utf8');
-  const documented = codeWords(markdown);
-  const bySection = sections(markdown);
+  let documented, bySection, exported;
 
-  const exported = JSON.parse(execFileSync(process.execPath, [path.join(__dirname, '..', 'fixtures', 'export-names.js')], {
-    encoding: 'utf8',
-  }));
+  before(function () {
+    const markdown = fs.readFileSync(DOC, 'utf8');
+    documented = codeWords(markdown);
+    bySection = sections(markdown);
+    const run = runNode([fixture('export-names.js')]);
+    assert.strictEqual(run.status, 0, run.stderr);
+    exported = JSON.parse(run.stdout);
+  });
 
   /** Asserts that each of `names` is in `words` (the page's, or a section's), saying where it looked. */
   function assertCovered(names, words, where) {
@@ -105,8 +107,7 @@ describe('docs/api.md covers every export', function () {
 
   it('names every error code the JavaScript and the loader throw', function () {
     const sources = ['binding.js', ...fs.readdirSync(path.join(root, 'lib')).map((f) => path.join('lib', f))];
-    const napi = path.join(root, 'src', 'napi');
-    if (fs.existsSync(napi)) for (const f of fs.readdirSync(napi)) sources.push(path.join('src', 'napi', f));
+    for (const f of fs.readdirSync(path.join(root, 'src', 'napi'))) sources.push(path.join('src', 'napi', f));
     const codes = new Set();
     for (const file of sources) {
       const text = fs.readFileSync(path.join(root, file), 'utf8');
