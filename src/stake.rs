@@ -91,10 +91,7 @@ pub fn release_dead_permits(
     // setValue sets any value) may stand at i32::MAX while this thread
     // holds permits it took before. What is past the most the word holds
     // is lost rather than wrapped to a negative value.
-    let mut seen = permits.load(SeqCst);
-    while let Err(now) = permits.compare_exchange(seen, seen.saturating_add(held), SeqCst, SeqCst) {
-      seen = now;
-    }
+    let _ = permits.fetch_update(SeqCst, SeqCst, |seen| Some(seen.saturating_add(held)));
   }
   // The add and the load are the two halves of a store-buffering pair
   // with a waiter's (add to `waiters`, load `permits`): SeqCst makes it

@@ -23,7 +23,7 @@ use napi::sys;
 use super::ffi::{Failure, Js, NResult};
 use super::locks;
 use super::memory::{self, Location};
-use super::shared::{core, wake_all};
+use super::shared::{core, wake_or_pass_on};
 use super::stakes::Stake;
 use crate::registry::BuildAddressHasher;
 
@@ -257,7 +257,7 @@ unsafe extern "C" fn unwatched(env: sys::napi_env, data: *mut c_void, _hint: *mu
         // watched, with its buffers held.
         drop(held);
         if owes {
-          wake_all(word);
+          wake_or_pass_on(word, usize::MAX);
         }
         if holds {
           return;
@@ -301,7 +301,7 @@ pub fn release_all(js: Js, registry: &Registry) {
     // SAFETY: both of its buffers are held by `buffers`, let go of only
     // below.
     if unsafe { stake.give_back() } {
-      wake_all(stake.word());
+      wake_or_pass_on(stake.word(), usize::MAX);
     }
   }
   for (_, (reference, _)) in held.buffers.drain() {

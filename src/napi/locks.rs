@@ -10,7 +10,7 @@ use napi::sys;
 
 use super::ffi::{Failure, Js, NResult};
 use super::memory::{self, locate, Location};
-use super::shared::{core, pass_on, wake_word, Woke};
+use super::shared::{core, wake_or_pass_on, wake_word, Woke};
 use crate::robust;
 
 /// `releaseLock(i32a, index, all, held)` → what the AsyncLock word held:
@@ -113,8 +113,8 @@ pub fn free_dead(key: usize, word: &AtomicI32, owner: u32) {
     // A word handed to a waiter that may have been this thread's: free
     // again (not abandoned: its holder did not end), for whoever comes.
     || robust::unhand(word);
-  if freed && matches!(wake_word(key, 1, |_| {}), Woke::Owed) {
-    pass_on([key]);
+  if freed {
+    wake_or_pass_on(key, 1);
   }
 }
 

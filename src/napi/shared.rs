@@ -112,11 +112,12 @@ pub fn wake_word(key: usize, count: usize, woke: impl FnOnce(usize)) -> Woke {
   }
 }
 
-/// Wakes every waiter of the word at `word`, passing the wake-up on if the
-/// core could not deliver it.
-pub fn wake_all(word: usize) {
-  if matches!(wake_word(word, usize::MAX, |_| {}), Woke::Owed) {
-    pass_on([word]);
+/// Wakes `count` waiters of the word at `key`, for a caller with nobody to
+/// report to (a teardown, a finalizer): a wake-up the core could not
+/// deliver is passed on.
+pub fn wake_or_pass_on(key: usize, count: usize) {
+  if matches!(wake_word(key, count, |_| {}), Woke::Owed) {
+    pass_on([key]);
   }
 }
 
