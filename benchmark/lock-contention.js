@@ -206,11 +206,7 @@ function orchestrate() {
     ]);
   }
   const head = ['AsyncLock', 'lock ops/s (median)', 'of which main', 'range over rounds', 'vs post (median of rounds)'];
-  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c].length)));
-  const line = (cells) => '| ' + cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join(' | ') + ' |';
-  console.log(line(head));
-  console.log('|' + widths.map((w, c) => (c === 0 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|');
-  for (const row of rows) console.log(line(row));
+  console.log(d.markdownTable(head, rows, [false, true, true, true, true]));
   if (unsupported) console.log(`post: ${unsupported}`);
   if (d.flag('--json')) {
     console.log(JSON.stringify({

@@ -66,7 +66,7 @@ const CASES = [
   { name: 'condition-workers', form: 'lock', main: condition, worker: pingPongEnd, onMain: false,
     metrics: [metric('tripsPerSec', 'condition ping-pong, worker ↔ worker', 'round trips/s', 'higher')] },
   { name: 'fairness', form: 'lock', main: contended, workers: 3, worker: loop,
-    take: (t) => () => t.api.locked(t.inc), mainNeeds: 'locked',
+    take: ({ api, inc }) => () => api.locked(inc), mainNeeds: 'locked',
     metrics: [
       metric('mainPerSec', 'fairness: main acquisitions', '/s', 'higher'),
       metric('mainShare', 'fairness: main share of all acquisitions', 'fraction', 'higher'),
@@ -90,10 +90,10 @@ const CASES = [
   contendedCase('rwlock-contended-2', 'rwlock', 2, false, 'rwlock, 2 workers contending (1 write in 10), blocking'),
   contendedCase('rwlock-contended-4', 'rwlock', 4, false, 'rwlock, 4 workers contending (1 write in 10), blocking'),
   { name: 'rwlock-writer-wait', form: 'rwlock', main: contended, workers: 3, worker: rwLoop,
-    take: (t) => () => t.api.writeLocked(t.pair.write), mainNeeds: 'writeLocked', mainWrites: true,
+    take: ({ api, pair }) => () => api.writeLocked(pair.write), mainNeeds: 'writeLocked', mainWrites: true,
     metrics: mainWaitMetrics('rwlock, main writes vs 3 reading workers', 'writes', 'all operations') },
   { name: 'semaphore-large-wait', form: 'semaphore', main: contended, workers: 3, worker: loop, permits: 4,
-    take: (t) => () => t.api.lockedN(4, () => t.check.use(4)), mainNeeds: 'lockedN', permitCheck: true,
+    take: ({ api, check }) => () => api.lockedN(4, () => check.use(4)), mainNeeds: 'lockedN', permitCheck: true,
     metrics: mainWaitMetrics('semaphore of 4, main takes 4 vs 3 workers taking 1', 'takes of 4', 'all takes') },
 ];
 
@@ -193,9 +193,6 @@ function samples() {
       data[length++] = v;
     },
     sorted: () => data.slice(0, length).sort(),
-    get length() {
-      return length;
-    },
   };
 }
 
@@ -473,6 +470,8 @@ function pingPong(i32, ms, wait, notify) {
   return { trips, ms: elapsed };
 }
 
+// pingPong with an awaited wait: written twice, as one function would put
+// an await (a microtask per wait) into the blocking initiator's timed loop.
 async function pingPongAsync(i32, ms, waitAsync, notify) {
   const end = performance.now() + ms;
   const start = performance.now();
@@ -530,4 +529,4 @@ async function workerMain() {
   parentPort.postMessage(await c.worker(t, workerData));
 }
 
-module.exports = { CASES, CASE_NAMES, runCase, workerMain };
+module.exports = { ENTRY, CASES, CASE_NAMES, caseNamed, runCase, workerMain };

@@ -43,35 +43,10 @@ const SLOTS = {
 };
 const { LOCK, COND, SEM, BAR, RW } = SLOTS;
 
-/**
- * A blocking form over a take/give pair: take(); f(held); give(held),
- * give even when f throws; f gets what take returned (a guard) and its
- * value is returned.
- */
-function blocking(take, give) {
-  return (f) => {
-    const held = take();
-    try {
-      return f(held);
-    } finally {
-      give(held);
-    }
-  };
-}
-
-/** The async form: a promise of f's value, f run between `await take()` and give. */
-function awaiting(take, give) {
-  return async (f) => {
-    const held = await take();
-    try {
-      return f(held);
-    } finally {
-      give(held);
-    }
-  };
-}
-
-const dispose = (guard) => guard.dispose();
+// Each form's lockUnlock / locked / lockedN / writeUnlock / writeLocked is
+// written out, take; try f() finally give, with no helper between: they run
+// in the timed loops, and a shared wrapper would add calls there (more to
+// some implementations than to others).
 
 // Why an implementation cannot run on this Node, or null.
 const noWaitAsync = () =>
@@ -124,11 +99,24 @@ const IMPLEMENTATIONS = {
       const i32 = new Int32Array(shared.sab);
       const lock = new AsyncLock(i32, LOCK);
       const cond = new Condition(i32, COND);
-      const lockUnlock = blocking(() => lock.lock(), () => lock.unlock());
       return {
-        lockUnlock,
+        lockUnlock(f) {
+          lock.lock();
+          try {
+            f();
+          } finally {
+            lock.unlock();
+          }
+        },
         locked: (f) => lock.executeLocked(f),
-        conditionBlocking: (run) => lockUnlock(() => run(() => cond.wait(lock), () => cond.notify())),
+        conditionBlocking(run) {
+          lock.lock();
+          try {
+            return run(() => cond.wait(lock), () => cond.notify());
+          } finally {
+            lock.unlock();
+          }
+        },
         conditionAsync: (run) => lock.executeLocked(() => run(() => cond.waitAsync(lock), () => cond.notify())),
       };
     },
@@ -138,7 +126,14 @@ const IMPLEMENTATIONS = {
       // Made (shared.permits) by the main thread, before the workers start.
       const semaphore = isMainThread ? new Semaphore(shared.permits, i32, SEM) : Semaphore.from({ i32a: i32, index: SEM });
       return {
-        lockUnlock: blocking(() => semaphore.acquireSync(1), () => semaphore.release(1)),
+        lockUnlock(f) {
+          semaphore.acquireSync(1);
+          try {
+            f();
+          } finally {
+            semaphore.release(1);
+          }
+        },
         locked: (f) => semaphore.runExclusive(f),
         lockedN: (n, f) => semaphore.runExclusive(f, n),
       };
@@ -149,9 +144,23 @@ const IMPLEMENTATIONS = {
       // Zeroed slots are a free RwLock: every thread builds its own instance.
       const rw = isMainThread ? new RwLock(i32, RW) : RwLock.from({ i32a: i32, index: RW });
       return {
-        lockUnlock: blocking(() => rw.readSync(), () => rw.releaseRead()),
+        lockUnlock(f) {
+          rw.readSync();
+          try {
+            f();
+          } finally {
+            rw.releaseRead();
+          }
+        },
         locked: (f) => rw.runShared(f),
-        writeUnlock: blocking(() => rw.writeSync(), () => rw.releaseWrite()),
+        writeUnlock(f) {
+          rw.writeSync();
+          try {
+            f();
+          } finally {
+            rw.releaseWrite();
+          }
+        },
         writeLocked: (f) => rw.runExclusive(f),
       };
     },
@@ -219,32 +228,99 @@ const IMPLEMENTATIONS = {
     lock: withMultithreading((lib, shared) => {
       const m = new lib.Mutex(undefined, shared.lockSab);
       const cv = new lib.Condvar(shared.condSab);
-      const lockUnlock = blocking(() => m.blockingLock(), dispose);
       return {
-        lockUnlock,
-        locked: awaiting(() => m.lock(), dispose),
-        conditionBlocking: (run) => lockUnlock((guard) => run(() => cv.blockingWait(guard), () => cv.notifyOne())),
+        lockUnlock(f) {
+          const guard = m.blockingLock();
+          try {
+            f();
+          } finally {
+            guard.dispose();
+          }
+        },
+        async locked(f) {
+          const guard = await m.lock();
+          try {
+            return f();
+          } finally {
+            guard.dispose();
+          }
+        },
+        conditionBlocking(run) {
+          const guard = m.blockingLock();
+          try {
+            return run(() => cv.blockingWait(guard), () => cv.notifyOne());
+          } finally {
+            guard.dispose();
+          }
+        },
         conditionAsync: (run) => m.lock().then((guard) =>
           run(() => cv.wait(guard), () => cv.notifyOne()).finally(() => guard.dispose())),
       };
     }),
     semaphore: withMultithreading((lib, shared) => {
       const semaphore = new lib.Semaphore(shared.permits, shared.semSab); // (semSab holds them: sharedState)
-      // (lockedN: the main thread's take among busy workers; the two closures it makes are noise there.)
-      const lockedN = (n, f) => awaiting(() => semaphore.acquire(n), dispose)(f);
       return {
-        lockUnlock: blocking(() => semaphore.blockingAcquire(1), dispose),
-        locked: awaiting(() => semaphore.acquire(1), dispose),
-        lockedN,
+        lockUnlock(f) {
+          const guard = semaphore.blockingAcquire(1);
+          try {
+            f();
+          } finally {
+            guard.dispose();
+          }
+        },
+        async locked(f) {
+          const guard = await semaphore.acquire(1);
+          try {
+            return f();
+          } finally {
+            guard.dispose();
+          }
+        },
+        async lockedN(n, f) {
+          const guard = await semaphore.acquire(n);
+          try {
+            return f();
+          } finally {
+            guard.dispose();
+          }
+        },
       };
     }),
     rwlock: withMultithreading((lib, shared) => {
       const rw = new lib.RwLock(undefined, shared.rwSab);
       return {
-        lockUnlock: blocking(() => rw.blockingRead(), dispose),
-        locked: awaiting(() => rw.read(), dispose),
-        writeUnlock: blocking(() => rw.blockingWrite(), dispose),
-        writeLocked: awaiting(() => rw.write(), dispose),
+        lockUnlock(f) {
+          const guard = rw.blockingRead();
+          try {
+            f();
+          } finally {
+            guard.dispose();
+          }
+        },
+        async locked(f) {
+          const guard = await rw.read();
+          try {
+            return f();
+          } finally {
+            guard.dispose();
+          }
+        },
+        writeUnlock(f) {
+          const guard = rw.blockingWrite();
+          try {
+            f();
+          } finally {
+            guard.dispose();
+          }
+        },
+        async writeLocked(f) {
+          const guard = await rw.write();
+          try {
+            return f();
+          } finally {
+            guard.dispose();
+          }
+        },
       };
     }),
     barrier: withMultithreading((lib, shared) => {
@@ -256,12 +332,20 @@ const IMPLEMENTATIONS = {
   post: {
     label: 'post (native Atomics)',
     lock(shared) {
-      if (noWaitAsync()) return { unsupported: noWaitAsync() };
+      const why = noWaitAsync();
+      if (why) return { unsupported: why };
       require('../..'); // as in lock-contention.js: every thread loads the package (harmless for post)
       const { AsyncLock } = require('../lock-post');
       const lock = new AsyncLock(shared.sab); // index 0 = LOCK
       return {
-        lockUnlock: blocking(() => lock.lock(), () => lock.unlock()),
+        lockUnlock(f) {
+          lock.lock();
+          try {
+            f();
+          } finally {
+            lock.unlock();
+          }
+        },
         // The post's executeLocked returns nothing: f resolves the promise
         // (the post unlocks right after f).
         locked: (f) => new Promise((resolve) => lock.executeLocked(() => resolve(f()))),
@@ -270,27 +354,77 @@ const IMPLEMENTATIONS = {
       };
     },
     semaphore(shared) {
-      if (noWaitAsync()) return { unsupported: noWaitAsync() };
+      const why = noWaitAsync();
+      if (why) return { unsupported: why };
       require('../..'); // every thread loads the package, as in the lock rows
       const { NativeSemaphore } = require('../semaphore-native');
       const semaphore = new NativeSemaphore(shared.sab, SEM); // (holds shared.permits: sharedState)
-      const lockedN = (n, f) => awaiting(() => semaphore.acquireAsync(n), () => semaphore.release(n))(f); // (as above)
       return {
-        lockUnlock: blocking(() => semaphore.acquire(1), () => semaphore.release(1)),
-        locked: awaiting(() => semaphore.acquireAsync(1), () => semaphore.release(1)),
-        lockedN,
+        lockUnlock(f) {
+          semaphore.acquire(1);
+          try {
+            f();
+          } finally {
+            semaphore.release(1);
+          }
+        },
+        async locked(f) {
+          await semaphore.acquireAsync(1);
+          try {
+            return f();
+          } finally {
+            semaphore.release(1);
+          }
+        },
+        async lockedN(n, f) {
+          await semaphore.acquireAsync(n);
+          try {
+            return f();
+          } finally {
+            semaphore.release(n);
+          }
+        },
       };
     },
     rwlock(shared) {
-      if (noWaitAsync()) return { unsupported: noWaitAsync() };
+      const why = noWaitAsync();
+      if (why) return { unsupported: why };
       require('../..'); // every thread loads the package, as in the lock rows
       const { NativeRwLock } = require('../rwlock-native');
       const rw = new NativeRwLock(shared.sab, RW);
       return {
-        lockUnlock: blocking(() => rw.read(), () => rw.releaseRead()),
-        locked: awaiting(() => rw.readAsync(), () => rw.releaseRead()),
-        writeUnlock: blocking(() => rw.write(), () => rw.releaseWrite()),
-        writeLocked: awaiting(() => rw.writeAsync(), () => rw.releaseWrite()),
+        lockUnlock(f) {
+          rw.read();
+          try {
+            f();
+          } finally {
+            rw.releaseRead();
+          }
+        },
+        async locked(f) {
+          await rw.readAsync();
+          try {
+            return f();
+          } finally {
+            rw.releaseRead();
+          }
+        },
+        writeUnlock(f) {
+          rw.write();
+          try {
+            f();
+          } finally {
+            rw.releaseWrite();
+          }
+        },
+        async writeLocked(f) {
+          await rw.writeAsync();
+          try {
+            return f();
+          } finally {
+            rw.releaseWrite();
+          }
+        },
       };
     },
     barrier(shared) {

@@ -6,13 +6,11 @@
 // (results-family.json). Not a script: `orchestrate()` is the entry's
 // main, which reads the command line described in its header.
 
-const path = require('path');
 const d = require('../lib/driver');
 const { median } = require('../lib/harness');
-const { CASES, CASE_NAMES } = require('./cases');
+const { ENTRY, CASE_NAMES, caseNamed } = require('./cases');
 const { IMPLEMENTATIONS, IMPLS, childOptions, multithreadingVersion } = require('./implementations');
 
-const ENTRY = path.join(__dirname, '..', 'lock-family.js');
 const label = (impl) => IMPLEMENTATIONS[impl].label;
 
 /** One case with one implementation in a fresh process of `node` (`runtime`): its result, or `{ impl, error }`. */
@@ -70,7 +68,7 @@ function measureRuntime(node, runtime, cases, impls, rounds, ms) {
   }
   const rows = [];
   for (const caseName of cases) {
-    for (const metric of CASES.find((c) => c.name === caseName).metrics) {
+    for (const metric of caseNamed(caseName).metrics) {
       const row = { caseName, key: metric.key, label: metric.label, unit: metric.unit, better: metric.better,
         median: {}, rounds: {}, ratio: {}, ratios: {}, na: {} };
       for (const impl of impls) {

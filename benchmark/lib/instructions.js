@@ -172,21 +172,14 @@ function count(node, flags, c, impl, ops) {
     String(c.param || 0),
   ];
   const started = Date.now();
-  const child = spawnSync('valgrind', args, {
-    cwd: path.join(__dirname, '..', '..'),
-    encoding: 'utf8',
-    timeout: RUN_TIMEOUT_MS,
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { child, result, why } = d.runJson('valgrind', args, { timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
   const text = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
   fs.rmSync(log, { force: true });
   const threads = c.threads ? threadTotals(prefix) : null;
   const seconds = (Date.now() - started) / 1000;
-  const result = d.lastJsonLine(child.stdout);
   const collected = /Collected : (\d+)/.exec(text);
   const main = threads === null ? undefined : threads.get('01');
   if (child.status !== 0 || !result || !collected || main === null) {
-    const why = child.error ? child.error.message : `exit ${child.status}, signal ${child.signal}`;
     throw new Error(`${c.id} --impl ${impl} --ops ${ops}: ${why}\n${child.stderr}\n${text.slice(-2000)}`);
   }
   if (result.unsupported) return { unsupported: result.unsupported, seconds };
@@ -371,7 +364,7 @@ function fmtNs(ns) {
 /** `--wall`: every case, --rounds rounds, addon and native alternating. */
 function mainWall(options, argv) {
   const runtime = d.runtimeInfo(options.node);
-  const command = ['node', 'benchmark/run.js'].concat(argv).join(' ');
+  const command = d.commandLine('benchmark/run.js');
   const loadBefore = d.load();
   const started = Date.now();
   const runs = new Map(); // programs' JSON lines, by case program, impl and round
@@ -427,12 +420,10 @@ function mainWall(options, argv) {
     }
     const sections = [...byRun.values()].map(({ run: r, ids }) =>
       (byRun.size > 1 ? `Rows ${ids.join(', ')}:\n\n` : '') + about(r));
-    fs.writeFileSync(path.join(__dirname, '..', 'results-wall.md'),
+    d.writeResults('results-wall',
       '# Wall clock of the instruction-count programs\n\n' +
       'Made by `benchmark/run.js --instructions --wall`; see docs/performance.md ("Instruction counts").\n\n' +
-      `${sections.join('\n\n')}\n\n${wallTable(all)}\n`);
-    fs.writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
-    console.error('wrote benchmark/results-wall.md and benchmark/results-wall.json');
+      `${sections.join('\n\n')}\n\n${wallTable(all)}\n`, json);
   }
 }
 
@@ -468,7 +459,7 @@ function main(argv) {
   if (valgrind.status !== 0) throw new Error('valgrind not found (Debian: apt-get install valgrind)');
   const runtime = d.runtimeInfo(options.node);
   const flags = v8Flags(options.node);
-  const command = ['node', 'benchmark/run.js'].concat(argv).join(' ');
+  const command = d.commandLine('benchmark/run.js');
   if (!flags.includes('--single-threaded')) console.error('this Node has no --single-threaded: V8 threads are counted too');
   console.error(`Node ${runtime.version} (${options.node}) ${flags.join(' ')}, ` +
     `${valgrind.stdout.trim()}, ${options.reps} measurements per case and implementation`);
@@ -510,12 +501,10 @@ function main(argv) {
   console.log(`\n${report(json)}\n(this run: ${seconds} s)`);
 
   if (options.write) {
-    fs.writeFileSync(path.join(__dirname, '..', 'results-instructions.md'),
+    d.writeResults('results-instructions',
       '# Instruction counts\n\n' +
       'Made by `benchmark/run.js --instructions`; see docs/performance.md ("Instruction counts").\n\n' +
-      report(json) + '\n');
-    fs.writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
-    console.error('wrote benchmark/results-instructions.md and benchmark/results-instructions.json');
+      report(json) + '\n', json);
   }
   if (errors.length) process.exitCode = 1;
 }
