@@ -143,8 +143,10 @@ function packageVersion() {
  *   commit  for the .json, which is data: `<short hash>`, and ` with
  *           uncommitted changes (<paths>)` when they differ; null outside
  *           a git checkout
- *   core    the .json's `core` field as results.json, results-family.json
- *           and results-fairness.json have it: `core: commit <commit>`
+ *   core    the .json's `core` field (results.json, results-family.json,
+ *           results-fairness.json): `core: commit <commit>`, so with the
+ *           changed paths when the tree is dirty (only results-fairness.json
+ *           listed them before this helper)
  */
 function measuredBuild() {
   const git = (args) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
@@ -163,8 +165,8 @@ function measuredBuild() {
 
 /**
  * The .md text of a build recorded by its commit alone (`measuredBuild().commit`,
- * as in rows of results files written before rows carried the text): the
- * version in that commit's package.json.
+ * as the rows of results-instructions.json and results-wall.json keep it):
+ * the version in that commit's package.json.
  */
 function buildTextAt(commit) {
   const hash = /^[0-9a-f]+/.exec(commit || '');
