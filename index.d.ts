@@ -185,7 +185,7 @@ export class Condition {
    *
    * @throws {TypeError} `value` has neither `i32a` nor `sab`.
    */
-  static from(value: AsyncLockSource): Condition;
+  static from(value: AsyncLockSource, options?: PrimitiveOptions): Condition;
   /**
    * `new Condition()` (a fresh 4-byte SharedArrayBuffer), `new Condition(sab)`
    * (its first Int32), `new Condition(sab, index)`, `new Condition(int32Array, index)`.
@@ -193,11 +193,14 @@ export class Condition {
    * @throws {TypeError} `sab` is not a SharedArrayBuffer or an Int32Array over one.
    * @throws {RangeError} `index` is not an integer slot of the array.
    */
-  constructor(sab?: SharedArrayBuffer | Int32Array, index?: number);
+  constructor(sab?: SharedArrayBuffer | Int32Array, index?: number, options?: PrimitiveOptions);
+  constructor(options: PrimitiveOptions);
 
   readonly sab: SharedArrayBuffer;
   readonly i32a: Int32Array;
   readonly index: number;
+  /** The name given at construction (or by the posted instance); absent when none was. */
+  readonly name?: string;
 
   /**
    * Releases `lock` (held by this thread through that instance), blocks until
@@ -240,7 +243,7 @@ export class Latch {
    *
    * @throws {TypeError} `value` has neither `i32a` nor `sab`.
    */
-  static from(value: AsyncLockSource): Latch;
+  static from(value: AsyncLockSource, options?: PrimitiveOptions): Latch;
   /**
    * `new Latch(count)` (a fresh 4-byte SharedArrayBuffer), `new Latch(count, sab)`
    * (its first Int32), `new Latch(count, sab, index)`, `new Latch(count, int32Array, index)`:
@@ -249,11 +252,14 @@ export class Latch {
    * @throws {TypeError} `count` is not a number; `sab` is not a SharedArrayBuffer or an Int32Array over one.
    * @throws {RangeError} `count` is not an integer from 0 to 2^31 - 1; `index` is not an integer slot of the array.
    */
-  constructor(count: number, sab?: SharedArrayBuffer | Int32Array, index?: number);
+  constructor(count: number, sab?: SharedArrayBuffer | Int32Array, index?: number, options?: PrimitiveOptions);
+  constructor(count: number, options: PrimitiveOptions);
 
   readonly sab: SharedArrayBuffer;
   readonly i32a: Int32Array;
   readonly index: number;
+  /** The name given at construction (or by the posted instance); absent when none was. */
+  readonly name?: string;
   /** The count now (a snapshot); 0 once the latch is open. */
   readonly count: number;
 
@@ -313,7 +319,7 @@ export class Semaphore {
    *
    * @throws {TypeError} `value` has neither `i32a` nor `sab`.
    */
-  static from(value: AsyncLockSource): Semaphore;
+  static from(value: AsyncLockSource, options?: PrimitiveOptions): Semaphore;
   /**
    * `new Semaphore(permits)` (a fresh 12-byte SharedArrayBuffer),
    * `new Semaphore(permits, sab)`, `new Semaphore(permits, sab, index)`,
@@ -323,11 +329,14 @@ export class Semaphore {
    * @throws {TypeError} `permits` is not a number; `sab` is not a SharedArrayBuffer or an Int32Array over one.
    * @throws {RangeError} `permits` is not an integer from 0 to 2^31 - 1; `index` leaves no room for three Int32s.
    */
-  constructor(permits: number, sab?: SharedArrayBuffer | Int32Array, index?: number);
+  constructor(permits: number, sab?: SharedArrayBuffer | Int32Array, index?: number, options?: PrimitiveOptions);
+  constructor(permits: number, options: PrimitiveOptions);
 
   readonly sab: SharedArrayBuffer;
   readonly i32a: Int32Array;
   readonly index: number;
+  /** The name given at construction (or by the posted instance); absent when none was. */
+  readonly name?: string;
   /** The permits free now (a snapshot). */
   readonly available: number;
   /** The permits the semaphore was made with. */
@@ -387,7 +396,7 @@ export class Barrier {
    *
    * @throws {TypeError} `value` has neither `i32a` nor `sab`.
    */
-  static from(value: AsyncLockSource): Barrier;
+  static from(value: AsyncLockSource, options?: PrimitiveOptions): Barrier;
   /**
    * `new Barrier(parties)` (a fresh 12-byte SharedArrayBuffer),
    * `new Barrier(parties, sab)`, `new Barrier(parties, sab, index)`,
@@ -397,11 +406,14 @@ export class Barrier {
    * @throws {TypeError} `parties` is not a number; `sab` is not a SharedArrayBuffer or an Int32Array over one.
    * @throws {RangeError} `parties` is not an integer from 1 to 32767; `index` leaves no room for three Int32s.
    */
-  constructor(parties: number, sab?: SharedArrayBuffer | Int32Array, index?: number);
+  constructor(parties: number, sab?: SharedArrayBuffer | Int32Array, index?: number, options?: PrimitiveOptions);
+  constructor(parties: number, options: PrimitiveOptions);
 
   readonly sab: SharedArrayBuffer;
   readonly i32a: Int32Array;
   readonly index: number;
+  /** The name given at construction (or by the posted instance); absent when none was. */
+  readonly name?: string;
   /** The parties it was made for. */
   readonly parties: number;
   /** How many parties wait in the current generation now (a snapshot). */
@@ -469,7 +481,7 @@ export class RwLock {
    *
    * @throws {TypeError} `value` has neither `i32a` nor `sab`.
    */
-  static from(value: AsyncLockSource): RwLock;
+  static from(value: AsyncLockSource, options?: PrimitiveOptions): RwLock;
   /**
    * `new RwLock()` (a fresh 8-byte SharedArrayBuffer), `new RwLock(sab)`,
    * `new RwLock(sab, index)`, `new RwLock(int32Array, index)` (two Int32s
@@ -479,11 +491,14 @@ export class RwLock {
    * @throws {TypeError} `sab` is not a SharedArrayBuffer or an Int32Array over one.
    * @throws {RangeError} `index` leaves no room for two Int32s.
    */
-  constructor(sab?: SharedArrayBuffer | Int32Array, index?: number);
+  constructor(sab?: SharedArrayBuffer | Int32Array, index?: number, options?: PrimitiveOptions);
+  constructor(options: PrimitiveOptions);
 
   readonly sab: SharedArrayBuffer;
   readonly i32a: Int32Array;
   readonly index: number;
+  /** The name given at construction (or by the posted instance); absent when none was. */
+  readonly name?: string;
   /** How many reads are held now, by every thread (a snapshot). */
   readonly readers: number;
   /** Whether a writer holds the lock now (a snapshot). */
@@ -597,7 +612,7 @@ export class AsyncLock {
    *
    * @throws {TypeError} `value` has neither `i32a` nor `sab`.
    */
-  static from(value: AsyncLockSource): AsyncLock;
+  static from(value: AsyncLockSource, options?: PrimitiveOptions): AsyncLock;
 
   /**
    * `new AsyncLock(sab)` (slot `AsyncLock.INDEX`), `new AsyncLock(int32Array,
@@ -608,11 +623,14 @@ export class AsyncLock {
    * @throws {TypeError} `sab` is not a SharedArrayBuffer or an Int32Array over one.
    * @throws {RangeError} `index` is not an integer slot of the array.
    */
-  constructor(sab?: SharedArrayBuffer | Int32Array, index?: number);
+  constructor(sab?: SharedArrayBuffer | Int32Array, index?: number, options?: PrimitiveOptions);
+  constructor(options: PrimitiveOptions);
 
   readonly sab: SharedArrayBuffer;
   readonly i32a: Int32Array;
   readonly index: number;
+  /** The name given at construction (or by the posted instance); absent when none was. */
+  readonly name?: string;
 
   /**
    * Blocks until this thread holds the lock; with `timeout` (ms), returns
@@ -669,3 +687,53 @@ export class AsyncLock {
    */
   forceUnlock(): boolean;
 }
+
+/** A constructor's or `from`'s last argument. */
+export interface PrimitiveOptions {
+  /** Shown by query(), report() and util.inspect; posted with the instance. */
+  name?: string;
+}
+
+/** A thread's hold of a primitive, in a query() entry. */
+export type PrimitiveHolder =
+  | { threadId: number; mode: 'exclusive' | 'write' }
+  | { threadId: number; mode: 'read'; reads: number }
+  | { threadId: number; permits: number };
+
+/** A take that waits now, in a query() entry. */
+export interface PrimitiveWaiter {
+  threadId: number;
+  /** A blocking take (the thread sleeps), or an async one. */
+  blocking: boolean;
+  /** What it asked for: AsyncLock 'exclusive', RwLock 'read' or 'write'. */
+  mode?: 'exclusive' | 'read' | 'write';
+  /** Semaphore: the permits it asked for. */
+  permits?: number;
+  /** When it started to wait (ms since the epoch), and for how long it has. */
+  since: number;
+  waitedMs: number;
+}
+
+/** One primitive in use, in query(). */
+export interface PrimitiveEntry {
+  kind: 'AsyncLock' | 'Semaphore' | 'RwLock' | 'Condition' | 'Barrier' | 'Latch';
+  /** 'async-mutex' for that entry point's Semaphore. */
+  package?: 'async-mutex';
+  name: string | undefined;
+  /** Its SharedArrayBuffer's number (the same in every thread while instances over it live), and the index. */
+  buffer: number;
+  index: number;
+  state: Record<string, number | boolean>;
+  /** An AsyncLock or RwLock write lock whose holder's thread ended holding it, not taken since. */
+  abandoned: boolean;
+  holders: PrimitiveHolder[];
+  waiters: PrimitiveWaiter[];
+  /** The threadIds with an instance over it. */
+  threads: number[];
+}
+
+/** Every primitive of the package in use in any thread of the process, now. */
+export function query(): { at: number; primitives: PrimitiveEntry[] };
+
+/** query() (or `snapshot`) as text: a line per primitive and one per waiter. */
+export function report(snapshot?: { at: number; primitives: PrimitiveEntry[] }): string;

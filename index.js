@@ -17,6 +17,7 @@ const { createLatch } = require('./lib/latch');
 const { createSemaphore } = require('./lib/semaphore');
 const { createBarrier } = require('./lib/barrier');
 const { createRwLock } = require('./lib/rwlock');
+const { createQuery } = require('./lib/query');
 const { preloadInWorkers, PLAIN_PRELOAD, FORCE_PRELOAD } = require('./lib/workers');
 
 const atomics = createAtomics(binding);
@@ -92,6 +93,10 @@ const RwLock = createRwLock({
   stakeWatch: binding.stakeWatch,
 });
 
+// Who holds and waits for what, in every thread: lib/query.js.
+const { query, report, inspectable } = createQuery(binding);
+for (const Class of [AsyncLock, Condition, Latch, Semaphore, Barrier, RwLock]) inspectable(Class);
+
 module.exports = {
   waitAsync: atomics.waitAsync,
   wait: atomics.wait,
@@ -112,6 +117,9 @@ module.exports = {
   Barrier,
   // Many readers or one writer, robust: lib/rwlock.js.
   RwLock,
+  // Every primitive in use in any thread, its holders and waiters; as text.
+  query,
+  report,
   // Test-only (not in index.d.ts): registry and pending-waiter counts.
   waitersForTesting: atomics.waitersForTesting,
 };

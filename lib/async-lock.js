@@ -18,6 +18,7 @@
 // would not see ours).
 
 const { performance } = require('perf_hooks');
+const { threadId } = require('worker_threads');
 const { describe } = require('./describe');
 const {
   codedError,
@@ -29,6 +30,9 @@ const {
   validateTimeout,
   validateOptions,
   abortReason,
+  isOptionsBag,
+  nameOption,
+  kLabel,
 } = require('./core');
 const {
   createOwnedWord,
@@ -364,8 +368,14 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      *
      * @param {SharedArrayBuffer | Int32Array} [sab]
      * @param {number} [index=AsyncLock.INDEX]
+     * @param {{ name?: string }} [options] (or in place of `sab`)
      */
-    constructor(sab, index) {
+    constructor(sab, index, options) {
+      if (index === undefined && options === undefined && isOptionsBag(sab)) {
+        options = sab; // new X({ name })
+        sab = undefined;
+      }
+      const name = nameOption(options);
       if (typeof releaseLock !== 'function') {
         // A binary older than this file (its contended unlock would fail
         // with the lock held): no lock, rather than one that cannot be
@@ -387,10 +397,12 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       this.i32a = i32a;
       /** The state word's index in `i32a`. */
       this.index = index;
+      /** The name given at construction (or by the posted instance), for query() and util.inspect; only if given. */
+      if (name !== undefined) this.name = name;
       this.#state = { held: false, abandoned: false, first: null, last: null, going: null };
       word.claimOwner();
       // Should this thread end holding the lock, its teardown frees it.
-      lockWatch(i32a, index, this);
+      lockWatch(i32a, index, this, kLabel.AsyncLock, name, threadId);
     }
 
     /**
@@ -402,8 +414,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      *   worker.postMessage({ lock });           // main thread
      *   const lock = AsyncLock.from(msg.lock);  // worker
      */
-    static from(value) {
-      return new AsyncLock(...fromPosted(value, 'an AsyncLock'));
+    static from(value, options) {
+      return new AsyncLock(...fromPosted(value, 'an AsyncLock', options));
     }
 
     /**

@@ -48,6 +48,7 @@ const {
   int32Slot,
   ours,
   validatePriority,
+  kLabel,
 } = require('./core');
 const { newLine, deferred, join, leave, park, unpark, abandonPark, wake, mayPass, WAITING, GRANTED, ABORTED } = require('./line');
 const { heldStateReader } = require('./async-lock');
@@ -544,7 +545,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
       this.sab = slot.sab;
       this.i32a = slot.i32a;
       this.index = slot.index;
-      const stake = watchStake(stakeWatch, slot.i32a, slot.index, kSemaphoreStake, 4, this);
+      const stake = watchStake(stakeWatch, slot.i32a, slot.index, kSemaphoreStake, 4, this, kLabel.MutexSemaphore);
       this.#s = {
         i32a: slot.i32a,
         index: slot.index,

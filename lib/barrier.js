@@ -58,6 +58,9 @@ const {
   validateCount,
   validateOptions,
   abortReason,
+  isOptionsBag,
+  nameOption,
+  kLabel,
 } = require('./core');
 
 const ARRIVED = 0x7fff;
@@ -216,8 +219,13 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
      * @param {SharedArrayBuffer | Int32Array} [sab]
      * @param {number} [index=0]
      */
-    constructor(parties, sab, index) {
+    constructor(parties, sab, index, options) {
       requireStakeWatch(stakeWatch, 'Barrier');
+      if (index === undefined && options === undefined && isOptionsBag(sab)) {
+        options = sab; // new X({ name })
+        sab = undefined;
+      }
+      const name = nameOption(options);
       if (parties !== kAttach) {
         validateCount(parties, 'parties', kMaxParties);
         if (parties === 0) throw new RangeError('The "parties" argument must be an integer from 1 to 32767. Received 0');
@@ -226,19 +234,21 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
       this.sab = slot.sab;
       this.i32a = slot.i32a;
       this.index = slot.index;
+      /** The name given at construction (or by the posted instance), for query() and util.inspect; only if given. */
+      if (name !== undefined) this.name = name;
       if (parties !== kAttach) {
         Atomics.store(this.i32a, this.index + 2, parties);
         Atomics.store(this.i32a, this.index + 1, 0);
         Atomics.store(this.i32a, this.index, 0);
       }
       // Should this thread end waiting at the barrier, its teardown breaks it.
-      const stake = watchStake(stakeWatch, this.i32a, this.index, kBarrierStake, 4, this);
+      const stake = watchStake(stakeWatch, this.i32a, this.index, kBarrierStake, 4, this, kLabel.Barrier, name);
       stake[kParties] = Atomics.load(this.i32a, this.index + 2);
       this.#stake = stake;
     }
 
-    static from(value) {
-      return new Barrier(kAttach, ...fromPosted(value, 'a Barrier'));
+    static from(value, options) {
+      return new Barrier(kAttach, ...fromPosted(value, 'a Barrier', options));
     }
 
     /** The parties the barrier was made for. */

@@ -24,7 +24,7 @@
 // (handed to the factory), as AsyncLock does.
 
 const { describe } = require('./describe');
-const { codedError, requireStakeWatch, watchStake, payOwed, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason } = require('./core');
+const { codedError, requireStakeWatch, watchStake, payOwed, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason, isOptionsBag, nameOption, kLabel } = require('./core');
 const { heldStateReader } = require('./async-lock');
 
 // The binding's stake kind of a wake-up owed to every waiter of the word
@@ -134,8 +134,13 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
      * @param {SharedArrayBuffer | Int32Array} [sab]
      * @param {number} [index=0]
      */
-    constructor(sab, index) {
+    constructor(sab, index, options) {
       requireStakeWatch(stakeWatch, 'Condition');
+      if (index === undefined && options === undefined && isOptionsBag(sab)) {
+        options = sab; // new X({ name })
+        sab = undefined;
+      }
+      const name = nameOption(options);
       const slot = int32Slot(sab, index, 0, 4);
       /** The SharedArrayBuffer. */
       this.sab = slot.sab;
@@ -143,8 +148,10 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
       this.i32a = slot.i32a;
       /** Its index in `i32a`. */
       this.index = slot.index;
+      /** The name given at construction (or by the posted instance), for query() and util.inspect; only if given. */
+      if (name !== undefined) this.name = name;
       // Should this thread end owing a wake-up, its teardown delivers it.
-      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kOwedStake, 2, this);
+      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kOwedStake, 2, this, kLabel.Condition, name);
     }
 
     /**
@@ -152,8 +159,8 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
      * index }`, the structured clone of an instance), or of a hand-made
      * `{ sab, index }` / `{ i32a, index }`.
      */
-    static from(value) {
-      return new Condition(...fromPosted(value, 'a Condition'));
+    static from(value, options) {
+      return new Condition(...fromPosted(value, 'a Condition', options));
     }
 
     /**

@@ -12,6 +12,7 @@
 
 const { isSharedArrayBuffer, isInt32Array } = require('util').types;
 const { performance } = require('perf_hooks');
+const { threadId } = require('worker_threads');
 const { describe } = require('./describe');
 const { IntrinsicPromise } = require('./pending'); // undefined if not found
 
@@ -164,14 +165,54 @@ function int32Slot(sab, index, defaultIndex, bytes, words = 1) {
  * thread (its structured clone, `{ sab, i32a, index }`) or a hand-made
  * `{ i32a, index }` / `{ sab, index }`; the constructor's arguments.
  */
-function fromPosted(value, name) {
+function fromPosted(value, name, options) {
   if (value === null || typeof value !== 'object' || (value.i32a === undefined && value.sab === undefined)) {
     throw new TypeError(
       `The "value" argument must be ${name} or its posted copy { sab, i32a, index }. Received ${describe(value)}`
     );
   }
-  return [value.i32a !== undefined ? value.i32a : value.sab, value.index];
+  // The posted instance's name, unless `options` gives one.
+  if (options === undefined && typeof value.name === 'string') options = { name: value.name };
+  return [value.i32a !== undefined ? value.i32a : value.sab, value.index, options];
 }
+
+/**
+ * Whether a constructor's `sab` argument is its options instead (`new
+ * AsyncLock({ name })`): a plain object (an ArrayBuffer, a view or any
+ * other object is a `sab`, and gets its TypeError).
+ */
+function isOptionsBag(value) {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** A constructor's `options.name`: a string, or undefined. */
+function nameOption(options) {
+  if (options === undefined) return undefined;
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`The "options" argument must be an object. Received ${describe(options)}`);
+  }
+  const name = options.name;
+  if (name !== undefined && typeof name !== 'string') {
+    throw new TypeError(`The "options.name" property must be a string. Received ${describe(name)}`);
+  }
+  return name;
+}
+
+// How each class shows in a snapshot (the binding's lockWatch and
+// stakeWatch, src/napi/diag.rs; lib/query.js reads them back): its number
+// in the low byte, and how many Int32s from its word are its primitive's
+// in the next.
+const kLabel = Object.freeze({
+  AsyncLock: 1 | (1 << 8),
+  Semaphore: 2 | (3 << 8),
+  RwLock: 3 | (2 << 8),
+  Condition: 4 | (1 << 8),
+  Barrier: 5 | (3 << 8),
+  Latch: 6 | (1 << 8),
+  MutexSemaphore: 8 | (2 << 8),
+});
 
 /** An Error (or `Type`) with a Node-style `code`. */
 function codedError(message, code, Type = Error) {
@@ -466,9 +507,9 @@ function requireStakeWatch(stakeWatch, name) {
  * step each counts; watched by the thread's env (the binding's stakeWatch,
  * src/napi/stakes.rs, as `kind`), whose teardown acts on what it still says.
  */
-function watchStake(stakeWatch, i32a, index, kind, ints, instance) {
+function watchStake(stakeWatch, i32a, index, kind, ints, instance, label, name) {
   const stake = new Int32Array(new SharedArrayBuffer(ints * 4));
-  stakeWatch(i32a, index, kind, stake, instance);
+  stakeWatch(i32a, index, kind, stake, instance, label, name, threadId);
   return stake;
 }
 
@@ -560,6 +601,9 @@ module.exports = {
   makeReleaser,
   int32Slot,
   fromPosted,
+  isOptionsBag,
+  nameOption,
+  kLabel,
   IntrinsicPromise,
   ours,
   reflectDefineProperty,

@@ -38,6 +38,9 @@ const {
   validateOptions,
   validateCount,
   abortReason,
+  isOptionsBag,
+  nameOption,
+  kLabel,
 } = require('./core');
 
 // The largest count a latch can start from.
@@ -84,8 +87,13 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
      * @param {SharedArrayBuffer | Int32Array} [sab]
      * @param {number} [index=0]
      */
-    constructor(count, sab, index) {
+    constructor(count, sab, index, options) {
       requireStakeWatch(stakeWatch, 'Latch');
+      if (index === undefined && options === undefined && isOptionsBag(sab)) {
+        options = sab; // new X({ name })
+        sab = undefined;
+      }
+      const name = nameOption(options);
       if (count !== kAttach) validateCount(count, 'count', kMaxCount);
       const slot = int32Slot(sab, index, 0, 4);
       /** The SharedArrayBuffer. */
@@ -94,8 +102,10 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
       this.i32a = slot.i32a;
       /** Its index in `i32a`. */
       this.index = slot.index;
+      /** The name given at construction (or by the posted instance), for query() and util.inspect; only if given. */
+      if (name !== undefined) this.name = name;
       // Should this thread end owing a wake-up, its teardown delivers it.
-      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kLatchStake, 2, this);
+      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kLatchStake, 2, this, kLabel.Latch, name);
       if (count !== kAttach) Atomics.store(this.i32a, this.index, count);
     }
 
@@ -104,8 +114,8 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
      * index }`, the structured clone of an instance), or of a hand-made
      * `{ sab, index }` / `{ i32a, index }`. Leaves the count as it is.
      */
-    static from(value) {
-      return new Latch(kAttach, ...fromPosted(value, 'a Latch'));
+    static from(value, options) {
+      return new Latch(kAttach, ...fromPosted(value, 'a Latch', options));
     }
 
     /** The count now (a snapshot); 0 once the latch is open. */

@@ -69,6 +69,9 @@ const {
   validateTimeout,
   validateOptions,
   abortReason,
+  isOptionsBag,
+  nameOption,
+  kLabel,
 } = require('./core');
 const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
 
@@ -458,8 +461,13 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      * @param {SharedArrayBuffer | Int32Array} [sab]
      * @param {number} [index=0]
      */
-    constructor(sab, index) {
+    constructor(sab, index, options) {
       requireStakeWatch(stakeWatch, 'RwLock');
+      if (index === undefined && options === undefined && isOptionsBag(sab)) {
+        options = sab; // new X({ name })
+        sab = undefined;
+      }
+      const name = nameOption(options);
       const slot = int32Slot(sab, index, 0, RwLock.BYTES, 2);
       /** The SharedArrayBuffer. */
       this.sab = slot.sab;
@@ -467,8 +475,10 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
       this.i32a = slot.i32a;
       /** The index of its first Int32 (the state) in `i32a`. */
       this.index = slot.index;
+      /** The name given at construction (or by the posted instance), for query() and util.inspect; only if given. */
+      if (name !== undefined) this.name = name;
       // Should this thread end holding the lock, its teardown releases it.
-      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kRwLockStake, 3, this);
+      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kRwLockStake, 3, this, kLabel.RwLock, name);
     }
 
     /**
@@ -476,8 +486,8 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      * index }`, the structured clone of an instance), or of a hand-made
      * `{ sab, index }` / `{ i32a, index }`. The new instance holds nothing.
      */
-    static from(value) {
-      return new RwLock(...fromPosted(value, 'an RwLock'));
+    static from(value, options) {
+      return new RwLock(...fromPosted(value, 'an RwLock', options));
     }
 
     /** How many reads are held now, by every thread (a snapshot). */

@@ -51,6 +51,9 @@ const {
   validateCount,
   validateOptions,
   abortReason,
+  isOptionsBag,
+  nameOption,
+  kLabel,
 } = require('./core');
 const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
 
@@ -332,8 +335,13 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      * @param {SharedArrayBuffer | Int32Array} [sab]
      * @param {number} [index=0]
      */
-    constructor(permits, sab, index) {
+    constructor(permits, sab, index, options) {
       requireStakeWatch(stakeWatch, 'Semaphore');
+      if (index === undefined && options === undefined && isOptionsBag(sab)) {
+        options = sab; // new X({ name })
+        sab = undefined;
+      }
+      const name = nameOption(options);
       if (permits !== kAttach) validateCount(permits, 'permits', kMaxPermits);
       const slot = int32Slot(sab, index, 0, Semaphore.BYTES, 3);
       /** The SharedArrayBuffer. */
@@ -342,13 +350,15 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
       this.i32a = slot.i32a;
       /** The index of its first Int32 (the free permits) in `i32a`. */
       this.index = slot.index;
+      /** The name given at construction (or by the posted instance), for query() and util.inspect; only if given. */
+      if (name !== undefined) this.name = name;
       if (permits !== kAttach) {
         Atomics.store(this.i32a, this.index + 2, permits);
         Atomics.store(this.i32a, this.index + 1, 0);
         Atomics.store(this.i32a, this.index, permits);
       }
       // Should this thread end holding permits, its teardown gives them back.
-      const stake = watchStake(stakeWatch, this.i32a, this.index, kSemaphoreStake, 4, this);
+      const stake = watchStake(stakeWatch, this.i32a, this.index, kSemaphoreStake, 4, this, kLabel.Semaphore, name);
       stake[kTotal] = Atomics.load(this.i32a, this.index + 2);
       this.#stake = stake;
     }
@@ -359,8 +369,8 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      * hand-made `{ sab, index }` / `{ i32a, index }`. Writes nothing; the
      * new instance holds no permits.
      */
-    static from(value) {
-      return new Semaphore(kAttach, ...fromPosted(value, 'a Semaphore'));
+    static from(value, options) {
+      return new Semaphore(kAttach, ...fromPosted(value, 'a Semaphore', options));
     }
 
     /** The permits free now (a snapshot). */

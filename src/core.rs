@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use once_cell::sync::OnceCell;
 
 use crate::deadline::{deadline_after, When};
+use crate::diag::{Diag, Snapshot, Wait, Watched};
 use crate::handshake::{self, Due};
 use crate::parker::Parker;
 use crate::registry::{Enqueued, Registry, WaiterId};
@@ -73,6 +74,8 @@ pub struct Core<S> {
   /// thread of each, and how many envs (one per copy of the package) claim
   /// it there.
   owners: parking_lot::Mutex<std::collections::HashMap<u32, (std::thread::ThreadId, usize)>>,
+  /// Who holds and who waits, for a snapshot from any thread.
+  diag: Diag,
 }
 
 /// The most threads [`CoreApi::notify_later`] runs at once: a notify fails
@@ -92,6 +95,7 @@ impl<S: Signal + Send + Sync + 'static> Core<S> {
       armed: AtomicBool::new(false),
       retriers: AtomicUsize::new(0),
       owners: parking_lot::Mutex::new(std::collections::HashMap::new()),
+      diag: Diag::new(),
     }
   }
 
@@ -378,6 +382,33 @@ pub trait CoreApi<S>: Sync {
 
   /// An env that claimed `owner` has ended.
   fn forget_owner(&'static self, owner: u32) -> Guarded<()>;
+
+  /// A number for a new env, the key of its rows in the table of who holds
+  /// and waits ([`crate::diag`]).
+  fn diag_new_env(&'static self) -> Guarded<u64>;
+
+  /// `env`'s instance watched at `at` goes in the table (see
+  /// [`Diag::watch`]).
+  ///
+  /// # Safety
+  /// As [`Diag::watch`]: the memory the row names is live until the row
+  /// leaves the table.
+  unsafe fn diag_watch(&'static self, env: u64, at: usize, row: Watched) -> Guarded<()>;
+
+  /// `env`'s instance watched at `at` leaves the table.
+  fn diag_unwatch(&'static self, env: u64, at: usize) -> Guarded<()>;
+
+  /// `env` has ended: its rows and waits leave the table.
+  fn diag_forget_env(&'static self, env: u64) -> Guarded<()>;
+
+  /// A take of `env` starts to wait; its id.
+  fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<u64>;
+
+  /// The wait `id` has ended.
+  fn diag_wait_end(&'static self, id: u64) -> Guarded<()>;
+
+  /// Every row, as its memory reads now, and every wait.
+  fn diag_snapshot(&'static self) -> Guarded<Snapshot>;
 
   /// Test-only: from now on, starting the notifier thread fails.
   fn fail_timer_start_for_testing(&'static self) -> Guarded<()>;
@@ -706,6 +737,35 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
 
   fn forget_owner(&'static self, owner: u32) -> Guarded<()> {
     self.guarded("forget_owner", || Core::forget_owner(self, owner))
+  }
+
+  fn diag_new_env(&'static self) -> Guarded<u64> {
+    self.guarded("diag_new_env", || self.diag.new_env())
+  }
+
+  unsafe fn diag_watch(&'static self, env: u64, at: usize, row: Watched) -> Guarded<()> {
+    // SAFETY: the caller keeps `Diag::watch`'s contract.
+    self.guarded("diag_watch", || unsafe { self.diag.watch(env, at, row) })
+  }
+
+  fn diag_unwatch(&'static self, env: u64, at: usize) -> Guarded<()> {
+    self.guarded("diag_unwatch", || self.diag.unwatch(env, at))
+  }
+
+  fn diag_forget_env(&'static self, env: u64) -> Guarded<()> {
+    self.guarded("diag_forget_env", || self.diag.forget_env(env))
+  }
+
+  fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<u64> {
+    self.guarded("diag_wait", || self.diag.wait(env, wait))
+  }
+
+  fn diag_wait_end(&'static self, id: u64) -> Guarded<()> {
+    self.guarded("diag_wait_end", || self.diag.wait_end(id))
+  }
+
+  fn diag_snapshot(&'static self) -> Guarded<Snapshot> {
+    self.guarded("diag_snapshot", || self.diag.snapshot())
   }
 
   fn fail_timer_start_for_testing(&'static self) -> Guarded<()> {

@@ -5,6 +5,8 @@
 //! - [`core`]: the process-wide waiter state (registry, notifier, deadline
 //!   epoch) and every operation on it; what the N-API layer calls.
 //! - [`registry`]: address-keyed FIFO wait queues; pure Rust, no N-API.
+//! - [`diag`]: who holds and who waits, process-wide, for a snapshot from
+//!   any thread.
 //! - [`deadline`]: timeouts as instants, and async waiters' 8-byte deadline.
 //! - [`parker`]: blocking park/unpark for sync waiters, on a futex; and
 //!   [`sync_wait`], how a sync wait ends (woken, timed out, abandoned).
@@ -27,6 +29,7 @@
 pub mod core;
 pub mod counts;
 pub mod deadline;
+pub mod diag;
 mod futex;
 pub mod handshake;
 pub mod parker;

@@ -40,6 +40,8 @@ import {
   Barrier,
   Condition,
   Latch,
+  query,
+  report,
   RwLock,
   RwLockOptions,
   RwLockReleaser,
@@ -237,3 +239,25 @@ void amUsage;
 void amMutex.acquire(1, 2);
 // @ts-expect-error: a Semaphore is made from a value
 new AmSemaphore();
+
+// Names, query() and report().
+{
+  const named = new AsyncLock({ name: 'orders' });
+  const sem = new Semaphore(3, { name: 'pool' });
+  const rw = new RwLock(new SharedArrayBuffer(8), 0, { name: 'table' });
+  const copy: AsyncLock = AsyncLock.from(named, { name: 'copy' });
+  const n: string | undefined = named.name ?? sem.name ?? rw.name ?? copy.name;
+  const snapshot = query();
+  for (const p of snapshot.primitives) {
+    const kind: string = p.kind;
+    for (const h of p.holders) {
+      const t: number = h.threadId;
+    }
+    for (const w of p.waiters) {
+      const b: boolean = w.blocking;
+    }
+  }
+  const text: string = report(snapshot) + report();
+  void n;
+  void text;
+}

@@ -154,6 +154,63 @@ impl Js {
     Ok(Some(String::from_utf8_lossy(&buffer[..len]).into_owned()))
   }
 
+  /// `value` as a Rust string if it is a string, `None` if it is not.
+  pub fn string(self, value: sys::napi_value) -> NResult<Option<String>> {
+    let mut kind = 0;
+    // SAFETY: live env on its thread (Js::new); kind is a live local.
+    check(unsafe { sys::napi_typeof(self.env, value, &mut kind) })?;
+    if kind != sys::ValueType::napi_string {
+      return Ok(None);
+    }
+    let mut len = 0;
+    // SAFETY: live env on its thread; a null buffer asks for the length
+    // only, into the live local `len`.
+    check(unsafe {
+      sys::napi_get_value_string_utf8(self.env, value, ptr::null_mut(), 0, &mut len)
+    })?;
+    let mut buffer = vec![0u8; len + 1];
+    // SAFETY: live env on its thread; `buffer` holds `buffer.len()` bytes,
+    // which N-API writes at most (NUL included), and `len` is a live local.
+    check(unsafe {
+      sys::napi_get_value_string_utf8(
+        self.env,
+        value,
+        buffer.as_mut_ptr().cast(),
+        buffer.len(),
+        &mut len,
+      )
+    })?;
+    Ok(Some(String::from_utf8_lossy(&buffer[..len]).into_owned()))
+  }
+
+  /// A JS string of the UTF-8 `text`.
+  pub fn utf8(self, text: &str) -> NResult<sys::napi_value> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); text is valid UTF-8 for
+    // its length; out is a live local.
+    check(unsafe {
+      sys::napi_create_string_utf8(
+        self.env,
+        text.as_ptr().cast(),
+        text.len() as isize,
+        &mut out,
+      )
+    })?;
+    Ok(out)
+  }
+
+  /// A JS array of the values `values`.
+  pub fn array(self, values: &[sys::napi_value]) -> NResult<sys::napi_value> {
+    let mut array = ptr::null_mut();
+    // SAFETY: live env on its thread (Js::new); array is a live local.
+    check(unsafe { sys::napi_create_array_with_length(self.env, values.len(), &mut array) })?;
+    for (i, &element) in values.iter().enumerate() {
+      // SAFETY: live env on its thread; array and element are its handles.
+      check(unsafe { sys::napi_set_element(self.env, array, i as u32, element) })?;
+    }
+    Ok(array)
+  }
+
   pub fn number(self, n: f64) -> NResult<sys::napi_value> {
     let mut out = ptr::null_mut();
     // SAFETY: live env on its thread (Js::new); out is a live local.

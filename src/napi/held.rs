@@ -25,6 +25,7 @@ use super::locks;
 use super::memory::{self, Location};
 use super::shared::{core, wake_or_pass_on};
 use super::stakes::Stake;
+use crate::diag::Watched as Row;
 use crate::registry::BuildAddressHasher;
 
 /// An env's registry (see the module docs).
@@ -44,6 +45,9 @@ pub struct Held {
   buffers: HashMap<usize, (sys::napi_ref, usize), BuildAddressHasher>,
   /// The teardown has run: nothing is watched any more.
   closed: bool,
+  /// This env's number in the core's table of who holds and waits
+  /// (`crate::diag`), given on first use; 0 before.
+  diag: u64,
 }
 
 /// An env's [`Held`], as its state and its instances' finalizers share it.
@@ -62,7 +66,49 @@ struct Unwatch {
   watched: Watched,
 }
 
+/// How a watched instance shows in a snapshot (`crate::diag`): what
+/// `lockWatch` and `stakeWatch` were told of it beyond what they need for
+/// the teardown.
+pub struct Shown {
+  pub thread: f64,
+  pub label: u32,
+  pub name: Option<Box<str>>,
+  /// How many Int32s from its word are its primitive's (checked to lie in
+  /// its array).
+  pub word_ints: usize,
+}
+
 impl Held {
+  /// This env's number in the core's table, given on first use (0, and
+  /// nothing shown, should the core fail to give one).
+  pub fn diag_env(&mut self) -> u64 {
+    if self.diag == 0 {
+      self.diag = core().diag_new_env().unwrap_or(0);
+    }
+    self.diag
+  }
+
+  /// Puts the instance watched at `at` in the core's table.
+  ///
+  /// # Safety
+  /// `row`'s memory (its word's Int32s and its stake's) is in buffers that
+  /// `buffers` holds until the row leaves the table (`hide`, `release_all`).
+  unsafe fn show(&mut self, at: usize, row: Row) {
+    let env = self.diag_env();
+    if env != 0 {
+      // SAFETY: as the caller promises: held until the row goes.
+      let _ = unsafe { core().diag_watch(env, at, row) };
+    }
+  }
+
+  /// The instance watched at `at` leaves the core's table (before its
+  /// buffers are let go of).
+  fn hide(&self, at: usize) {
+    if self.diag != 0 {
+      let _ = core().diag_unwatch(self.diag, at);
+    }
+  }
+
   /// Holds the buffer at `base` once more; `buffer` is its object, needed
   /// only for the first hold. (Making a reference runs no JavaScript and
   /// no finalizer: the registry may stay borrowed across it.)
@@ -110,6 +156,7 @@ impl Held {
     }
     if watchers == 1 {
       self.words.remove(&key);
+      self.hide(key);
     } else if let Some(word) = self.words.get_mut(&key) {
       word.1 -= 1;
     }
@@ -136,6 +183,7 @@ impl Held {
   /// its holds of its buffers are let go.
   fn forget_stake(&mut self, js: Js, cell: usize) {
     if let Some(stake) = self.stakes.remove(&cell) {
+      self.hide(cell);
       for base in stake.buffer_bases() {
         self.let_go(js, base);
       }
@@ -169,12 +217,33 @@ pub fn watch_word(
   registry: &Registry,
   location: &Location,
   lock: sys::napi_value,
+  shown: Option<Shown>,
 ) -> NResult<()> {
   let (key, base) = (location.key, location.buffer_base);
   {
     let mut held = registry.borrow_mut();
     held.hold(js, base, location.buffer)?;
-    held.words.entry(key).or_insert((base, 0)).1 += 1;
+    let watchers = &mut held.words.entry(key).or_insert((base, 0)).1;
+    *watchers += 1;
+    let first = *watchers == 1;
+    // One row per word and env: the first instance's, or a later one's
+    // that has a name.
+    if let Some(shown) = shown.filter(|shown| first || shown.name.is_some()) {
+      let row = Row {
+        thread: shown.thread,
+        label: shown.label,
+        name: shown.name,
+        word: key,
+        word_ints: shown.word_ints,
+        cell: 0,
+        cell_ints: 0,
+        base,
+      };
+      // SAFETY: the word's Int32s (checked to lie in its array) are in the
+      // buffer held just above, let go of only after `hide` (the last
+      // instance's finalizer, or the teardown).
+      unsafe { held.show(key, row) };
+    }
   }
   watch(js, registry, Watched::Word(key), lock);
   Ok(())
@@ -191,6 +260,7 @@ pub fn watch_stake(
   stake: Stake,
   [word_buffer, cell_buffer]: [Option<sys::napi_value>; 2],
   instance: sys::napi_value,
+  shown: Option<Shown>,
 ) -> NResult<()> {
   let (cell, [word_base, cell_base]) = (stake.cell(), stake.buffer_bases());
   {
@@ -202,6 +272,22 @@ pub fn watch_stake(
     if let Err(failure) = held.hold(js, cell_base, cell_buffer) {
       held.let_go(js, word_base);
       return Err(failure);
+    }
+    if let Some(shown) = shown {
+      let row = Row {
+        thread: shown.thread,
+        label: shown.label,
+        name: shown.name,
+        word: stake.word(),
+        word_ints: shown.word_ints,
+        cell,
+        cell_ints: stake.ints(),
+        base: word_base,
+      };
+      // SAFETY: the word's Int32s (checked to lie in its array) and the
+      // stake's are in the two buffers held just above, let go of only
+      // after `hide` (`forget_stake`, or the teardown).
+      unsafe { held.show(cell, row) };
     }
     held.stakes.insert(cell, stake);
   }
@@ -287,6 +373,10 @@ pub fn release_all(js: Js, registry: &Registry) {
     return;
   };
   held.closed = true;
+  // Out of the core's table before anything is let go of.
+  if held.diag != 0 {
+    let _ = core().diag_forget_env(held.diag);
+  }
   if held.owner != 0 {
     for &key in held.words.keys() {
       // SAFETY: every watched word's buffer is held by `buffers`, let go

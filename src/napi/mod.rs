@@ -27,8 +27,10 @@
 //   stakes    the stake of a Semaphore, RwLock, Barrier, Latch, Condition (ffi, memory)
 //   held      the one teardown registry, of every kind (ffi, memory, shared, locks, stakes)
 //   env       per-env state and its cleanup hook, which calls held (ffi, memory, shared, held)
+//   diag      who holds and waits: the binding's side of crate::diag (ffi, memory, shared, held, env)
 //   resolver  settling pending promises on the env's thread (ffi, shared, env)
 //   mod.rs    the callbacks JS calls, and module init (all of them)
+mod diag;
 mod env;
 mod ffi;
 mod held;
@@ -46,6 +48,7 @@ use napi::bindgen_prelude::{Env, JsValue, Object};
 use napi::sys;
 use napi_derive::napi;
 
+use self::diag::{snapshot as diag_snapshot, wait as diag_wait, wait_end as diag_wait_end};
 use self::env::{Pending, Promise, Settler};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
 use self::locks::release_lock;
@@ -399,22 +402,28 @@ fn lock_owner(js: Js, [thread_id]: [sys::napi_value; 1]) -> NResult<sys::napi_va
   js.number(f64::from(owner))
 }
 
-/// `lockWatch(i32a, index, lock)`: the AsyncLock `lock` of this env uses
-/// the word `i32a[index]`: should the env end while it holds it, its
-/// teardown frees it (see `held`).
-fn lock_watch(js: Js, args: [sys::napi_value; 3]) -> NResult<sys::napi_value> {
-  let word = locks::word_to_watch(js, args)?;
-  held::watch_word(js, &env::held(js)?, &word, args[2])?;
+/// `lockWatch(i32a, index, lock, label?, name?, threadId?)`: the
+/// AsyncLock `lock` of this env uses the word `i32a[index]`: should the env
+/// end while it holds it, its teardown frees it (see `held`). With
+/// `label`, it shows in snapshots too (`diag::shown`).
+fn lock_watch(js: Js, args: [sys::napi_value; 6]) -> NResult<sys::napi_value> {
+  let [array, index, lock, label, name, thread] = args;
+  let word = locks::word_to_watch(js, [array, index, lock])?;
+  let shown = diag::shown(js, array, js.f64(index)?, [label, name, thread])?;
+  held::watch_word(js, &env::held(js)?, &word, lock, shown)?;
   js.undefined()
 }
 
-/// `stakeWatch(i32a, index, kind, stake, instance)`: `instance`, of this
-/// env, keeps its stake of the primitive whose word is `i32a[index]`:
-/// should the env end while the stake holds something, its teardown gives
-/// it back (see `stakes`, `held`).
-fn stake_watch(js: Js, args: [sys::napi_value; 5]) -> NResult<sys::napi_value> {
-  let (stake, buffers) = stakes::stake_to_watch(js, args)?;
-  held::watch_stake(js, &env::held(js)?, stake, buffers, args[4])?;
+/// `stakeWatch(i32a, index, kind, stake, instance, label?, name?,
+/// threadId?)`: `instance`, of this env, keeps its stake of the primitive
+/// whose word is `i32a[index]`: should the env end while the stake holds
+/// something, its teardown gives it back (see `stakes`, `held`). With
+/// `label`, it shows in snapshots too (`diag::shown`).
+fn stake_watch(js: Js, args: [sys::napi_value; 8]) -> NResult<sys::napi_value> {
+  let [array, index, kind, cell, instance, label, name, thread] = args;
+  let (stake, buffers) = stakes::stake_to_watch(js, [array, index, kind, cell, instance])?;
+  let shown = diag::shown(js, array, js.f64(index)?, [label, name, thread])?;
+  held::watch_stake(js, &env::held(js)?, stake, buffers, instance, shown)?;
   js.undefined()
 }
 
@@ -675,6 +684,9 @@ callbacks! {
   js_lock_owner => lock_owner;
   js_lock_watch => lock_watch;
   js_stake_watch => stake_watch;
+  js_diag_wait => diag_wait;
+  js_diag_wait_end => diag_wait_end;
+  js_diag_snapshot => diag_snapshot;
   js_take_notify_counts => take_notify_counts;
   js_address_of => address_of;
   js_notify_at => notify_at;
@@ -702,7 +714,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
   // Read-only, so that code that gets the binding after load cannot
   // replace what a later copy of lib/atomics.js would take from it.
-  let functions: [(&str, Callback); 19] = [
+  let functions: [(&str, Callback); 22] = [
     ("takeNotifyCounts", js_take_notify_counts),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
@@ -714,6 +726,9 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     ("lockOwner", js_lock_owner),
     ("lockWatch", js_lock_watch),
     ("stakeWatch", js_stake_watch),
+    ("diagWait", js_diag_wait),
+    ("diagWaitEnd", js_diag_wait_end),
+    ("diagSnapshot", js_diag_snapshot),
     ("setKeepAlive", js_set_keep_alive),
     ("cancel", js_cancel),
     ("lastQueued", js_last_queued),

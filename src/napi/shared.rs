@@ -128,7 +128,7 @@ pub const ABI: &str = concat!(
   "atomics-waitasync core ABI ",
   // The layout of `Exported` and of the core's API: bump it with any
   // change to them that the package version would not show.
-  "3",
+  "4",
   "; version ",
   env!("CARGO_PKG_VERSION"),
   "; ",

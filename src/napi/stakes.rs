@@ -80,6 +80,11 @@ impl Stake {
     self.cell
   }
 
+  /// How many Int32s the stake has (at least: all that were checked).
+  pub fn ints(&self) -> usize {
+    self.kind.ints()
+  }
+
   /// The base addresses of the buffers of the word and of the stake.
   pub fn buffer_bases(&self) -> [usize; 2] {
     [self.word_base, self.cell_base]

@@ -1,0 +1,175 @@
+'use strict';
+// query(), report() and util.inspect: who holds what and who waits for
+// what, seen from any thread while the others are blocked.
+
+const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const util = require('util');
+const helpers = require('../helpers');
+const { AsyncLock, Semaphore, RwLock, Latch, Barrier, Condition, query, report } = require('../..');
+
+const { primitiveWorker, root, runNodeAsync } = helpers;
+
+/** The entry of `query()` for the primitive over `instance`'s slot. */
+function entryOf(instance, snapshot = query()) {
+  const found = snapshot.primitives.filter((p) => p.kind === instance.constructor.name && sameSlot(p, instance));
+  assert.strictEqual(found.length, 1, `one entry for the ${instance.constructor.name}`);
+  return found[0];
+}
+// (A named instance is found by its name; the others by being the only one
+// of their kind with that index in a buffer of their byte length.)
+const sameSlot = (p, instance) => (instance.name !== undefined ? p.name === instance.name : p.index === instance.index);
+
+describe('query(): who holds and who waits, from any thread', function () {
+  this.timeout(60000);
+
+  it('lists, from the main thread, what a blocked worker holds: a lock, permits, a read, a write', async () => {
+    const lock = new AsyncLock({ name: 'orders' });
+    const pool = new Semaphore(5, { name: 'pool' });
+    const table = new RwLock(undefined, undefined, { name: 'table' });
+    const index = new RwLock({ name: 'index' });
+    const go = new Latch(1, { name: 'go' });
+    const w = primitiveWorker(
+      [['AsyncLock', 'lock'], ['Semaphore', 'pool'], ['RwLock', 'table'], ['Latch', 'go']],
+      (lock, pool, table, go, data, workerData, parentPort) => {
+        lock.lock();
+        pool.acquireSync(3);
+        table.readSync();
+        table.readSync();
+        parentPort.postMessage('holding');
+        go.wait(); // blocked until the main thread has looked
+        lock.unlock();
+        pool.release(3);
+      },
+      { lock, pool, table, go }
+    );
+    index.writeSync();
+    assert.strictEqual(await w.next(), 'holding');
+    const snapshot = query();
+    assert.deepStrictEqual(entryOf(lock, snapshot).holders, [{ threadId: w.threadId, mode: 'exclusive' }]);
+    assert.deepStrictEqual(entryOf(pool, snapshot).holders, [{ threadId: w.threadId, permits: 3 }]);
+    assert.deepStrictEqual(entryOf(pool, snapshot).state, { free: 2, permits: 5 });
+    assert.deepStrictEqual(entryOf(table, snapshot).holders, [{ threadId: w.threadId, mode: 'read', reads: 2 }]);
+    assert.deepStrictEqual(entryOf(index, snapshot).holders, [{ threadId: 0, mode: 'write' }]);
+    index.releaseWrite();
+    assert.deepStrictEqual(entryOf(lock, snapshot).threads, [0, w.threadId], 'both threads have an instance');
+    go.countDown();
+    await w.done();
+    const after = query();
+    assert.deepStrictEqual(entryOf(lock, after).holders, [], 'released');
+    assert.deepStrictEqual(entryOf(lock, after).threads, [0], "the ended worker's instances are gone");
+    assert.deepStrictEqual(entryOf(pool, after).holders, []);
+  });
+
+  it('shows a lock whose holder died holding it as abandoned, held by nobody', async () => {
+    const lock = new AsyncLock({ name: 'abandoned-here' });
+    const w = primitiveWorker([['AsyncLock', 'lock']], (lock, data, workerData, parentPort) => {
+      lock.lock();
+      parentPort.postMessage('held');
+      for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    }, { lock });
+    assert.strictEqual(await w.next(), 'held');
+    assert.deepStrictEqual(entryOf(lock).holders, [{ threadId: w.threadId, mode: 'exclusive' }]);
+    await w.terminate();
+    const entry = entryOf(lock);
+    assert.deepStrictEqual([entry.holders, entry.abandoned, entry.state.locked], [[], true, false]);
+    assert.match(report(), /AsyncLock "abandoned-here": free, abandoned/);
+  });
+
+  it('gives a name at construction, keeps it through postMessage and from(), and refuses a name that is not a string', async () => {
+    const lock = new AsyncLock({ name: 'posted' });
+    assert.strictEqual(lock.name, 'posted');
+    assert.strictEqual(new AsyncLock().name, undefined);
+    assert.deepStrictEqual(Object.keys(new AsyncLock()).sort(), ['i32a', 'index', 'sab'], 'no name field unless given');
+    assert.strictEqual(AsyncLock.from(lock, { name: 'renamed' }).name, 'renamed');
+    const w = primitiveWorker([['AsyncLock', 'lock']], (lock, data, workerData, parentPort) => {
+      parentPort.postMessage(lock.name);
+    }, { lock });
+    assert.strictEqual(await w.next(), 'posted');
+    await w.done();
+    for (const make of [() => new AsyncLock({ name: 1 }), () => new Semaphore(1, { name: null }), () => new RwLock(undefined, undefined, { name: {} })]) {
+      assert.throws(make, { name: 'TypeError', message: /"options\.name" property must be a string/ });
+    }
+    assert.throws(() => new Latch(1, undefined, undefined, 'x'), { name: 'TypeError', message: /"options" argument must be an object/ });
+  });
+
+  it('util.inspect shows a primitive in one line: its name, holder and state', async () => {
+    const lock = new AsyncLock({ name: 'inspected' });
+    assert.strictEqual(util.inspect(lock), 'AsyncLock "inspected" { free }');
+    const w = primitiveWorker([['AsyncLock', 'lock']], (lock, data, workerData, parentPort) => {
+      lock.lock();
+      parentPort.postMessage('held');
+      parentPort.once('message', () => lock.unlock());
+    }, { lock });
+    assert.strictEqual(await w.next(), 'held');
+    assert.strictEqual(util.inspect(lock), `AsyncLock "inspected" { held by thread ${w.threadId} }`);
+    w.postMessage('go');
+    await w.done();
+    const sem = new Semaphore(3);
+    sem.acquireSync(1);
+    assert.strictEqual(util.inspect(sem), 'Semaphore { 2 of 3 free, held by thread 0 (1 permit) }');
+    sem.release(1);
+    assert.strictEqual(util.inspect(new Latch(2, { name: 'l' })), 'Latch "l" { count 2 }');
+    assert.strictEqual(util.inspect(new Barrier(3)), 'Barrier { 0 of 3 arrived }');
+    assert.strictEqual(util.inspect(new Condition()), 'Condition { idle }');
+  });
+
+  it('report() is one line per primitive in use, naming its holders', () => {
+    const lock = new AsyncLock({ name: 'reported' });
+    lock.lock();
+    try {
+      const text = report();
+      assert.match(text, /^atomics-waitasync: \d+ primitives? in use at \d{4}-/);
+      assert.match(text, /\n {2}AsyncLock "reported": held by thread 0 \(threads 0\)/);
+      assert.strictEqual(report(query()).split('\n')[1] !== undefined, true);
+    } finally {
+      lock.unlock();
+    }
+  });
+
+  it('sees the instances and holds of two copies of the package in one process', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-query-'));
+    try {
+      const binary = require('../../binding')[Symbol.for('atomics-waitasync.binaryPath')];
+      const a = path.join(dir, 'a');
+      const b = path.join(dir, 'b');
+      helpers.copyPackage(root, a, binary);
+      helpers.copyPackage(root, b, binary);
+      const env = { ...process.env };
+      delete env.ATOMICS_WAITASYNC_BINARY;
+      const source = `
+        const A = require(${JSON.stringify(a)});
+        const B = require(${JSON.stringify(b)});
+        const { Worker } = require('worker_threads');
+        const lock = new A.AsyncLock({ name: 'through-a' });
+        const sem = new B.Semaphore(4, { name: 'through-b' });
+        const go = new Int32Array(new SharedArrayBuffer(4));
+        const w = new Worker(\`
+          const { workerData: { lock, sem, go }, parentPort } = require('worker_threads');
+          const B = require(${JSON.stringify(b)});
+          B.AsyncLock.from(lock).lock();
+          B.Semaphore.from(sem).acquireSync(3);
+          parentPort.postMessage('held');
+          Atomics.wait(go, 0, 0);
+        \`, { eval: true, workerData: { lock, sem, go } });
+        w.once('message', () => {
+          const seen = A.query().primitives.filter((p) => p.name !== undefined);
+          console.log(JSON.stringify({ worker: w.threadId, seen: seen.map((p) => [p.name, p.holders, p.threads]) }));
+          Atomics.store(go, 0, 1);
+          Atomics.notify(go, 0);
+        });
+      `;
+      const result = await runNodeAsync(['-e', source], { env });
+      assert.deepStrictEqual([result.status, result.signal], [0, null], result.stderr);
+      const { worker, seen } = JSON.parse(result.stdout);
+      assert.deepStrictEqual(seen, [
+        ['through-a', [{ threadId: worker, mode: 'exclusive' }], [0, worker]],
+        ['through-b', [{ threadId: worker, permits: 3 }], [0, worker]],
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
