@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use once_cell::sync::OnceCell;
 
 use crate::deadline::{deadline_after, When};
-use crate::diag::{Diag, Snapshot, Wait, Watched};
+use crate::diag::{CycleLink, Diag, Inversion, Snapshot, Wait, Watched};
 use crate::handshake::{self, Due};
 use crate::parker::Parker;
 use crate::registry::{Enqueued, Registry, WaiterId};
@@ -401,8 +401,21 @@ pub trait CoreApi<S>: Sync {
   /// `env` has ended: its rows and waits leave the table.
   fn diag_forget_env(&'static self, env: u64) -> Guarded<()>;
 
-  /// A take of `env` starts to wait; its id.
-  fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<u64>;
+  /// A take of `env` starts to wait; its id, or the cycle it would close
+  /// with deadlock detection on (see [`Diag::wait`]).
+  fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<Result<u64, Vec<CycleLink>>>;
+
+  /// The table's flags after setting them to `to`, if given (see
+  /// [`Diag::flags`]).
+  fn diag_flags(&'static self, to: Option<u32>) -> Guarded<u32>;
+
+  /// A thread took a primitive (see [`Diag::took`]).
+  fn diag_took(
+    &'static self,
+    thread: f64,
+    word: usize,
+    stack: Option<Box<str>>,
+  ) -> Guarded<Vec<Inversion>>;
 
   /// The wait `id` has ended.
   fn diag_wait_end(&'static self, id: u64) -> Guarded<()>;
@@ -756,8 +769,21 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     self.guarded("diag_forget_env", || self.diag.forget_env(env))
   }
 
-  fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<u64> {
+  fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<Result<u64, Vec<CycleLink>>> {
     self.guarded("diag_wait", || self.diag.wait(env, wait))
+  }
+
+  fn diag_flags(&'static self, to: Option<u32>) -> Guarded<u32> {
+    self.guarded("diag_flags", || self.diag.flags(to))
+  }
+
+  fn diag_took(
+    &'static self,
+    thread: f64,
+    word: usize,
+    stack: Option<Box<str>>,
+  ) -> Guarded<Vec<Inversion>> {
+    self.guarded("diag_took", || self.diag.took(thread, word, stack))
   }
 
   fn diag_wait_end(&'static self, id: u64) -> Guarded<()> {

@@ -21,6 +21,9 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use crate::deadlock::{self, Blocker, Prim, Waiting};
+use crate::robust;
+
 /// How many Int32s a row reads, at most, at its word and at its stake.
 pub const MAX_INTS: usize = 4;
 
@@ -61,6 +64,10 @@ pub struct Wait {
   pub blocking: bool,
   /// When it started to wait, in ms since the Unix epoch.
   pub since: f64,
+  /// For an async wait: the keys of the holds its async context keeps
+  /// (see `crate::deadlock`); empty for a blocking one, which keeps all
+  /// of its thread's.
+  pub ctx: Vec<usize>,
 }
 
 /// A watched row as a snapshot saw it.
@@ -109,6 +116,63 @@ struct State {
   next_env: u64,
   next_wait: u64,
   next_buffer: u32,
+  /// Deadlock detection ([`DETECT`]) and lock-order checks ([`ORDER`]).
+  flags: u32,
+  /// Where each thread last took each primitive, by thread and key, while
+  /// either is on.
+  stacks: HashMap<(u64, usize), Box<str>>,
+  /// Pairs of primitives (by key) seen held at once, in the order taken,
+  /// with a thread that did and both stacks; and the pairs warned of.
+  order: HashMap<(usize, usize), Taken>,
+  warned: std::collections::HashSet<(usize, usize)>,
+}
+
+/// [`Diag::flags`]: a wait that would close a cycle fails.
+pub const DETECT: u32 = 1;
+/// [`Diag::flags`]: taking two primitives in the inverse order of one
+/// seen before is reported.
+pub const ORDER: u32 = 2;
+
+/// Two primitives taken in an order: by which thread, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Taken {
+  pub thread: f64,
+  /// The first's key and where it was taken (if known), then the second's.
+  pub first: (usize, Option<Box<str>>),
+  pub second: (usize, Option<Box<str>>),
+}
+
+/// What a primitive is, for a report: its class, buffer number, byte
+/// offset and name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Named {
+  pub label: u32,
+  pub buffer: u32,
+  pub offset: usize,
+  pub name: Option<Box<str>>,
+}
+
+/// One link of a cycle, for the error: the wait, what it waits for, and
+/// the thread that holds it (with where it took it) or the writer that
+/// waits ahead of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CycleLink {
+  pub thread: f64,
+  pub blocking: bool,
+  pub what: i32,
+  pub waits_for: Named,
+  pub held_by: Option<f64>,
+  pub stack: Option<Box<str>>,
+  pub behind: Option<f64>,
+}
+
+/// An inverse order, for the warning: the pair as taken now and as taken
+/// before.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inversion {
+  pub now: Taken,
+  pub before: Taken,
+  pub names: [Named; 2],
 }
 
 impl Diag {
@@ -168,13 +232,82 @@ impl Diag {
     state.waits.retain(|_, (of, _)| *of != env);
   }
 
-  /// A take of `env` starts to wait: its id, for [`wait_end`](Self::wait_end).
-  pub fn wait(&self, env: u64, wait: Wait) -> u64 {
+  /// A take of `env` starts to wait: its id, for [`wait_end`](Self::wait_end);
+  /// or, with detection on, the cycle it would close (and it is not in the
+  /// table then).
+  pub fn wait(&self, env: u64, wait: Wait) -> Result<u64, Vec<CycleLink>> {
     let mut state = self.state.lock();
     state.next_wait += 1;
     let id = state.next_wait;
     state.waits.insert(id, (env, wait));
-    id
+    if state.flags & DETECT != 0 {
+      if let Some(links) = state.cycle(id) {
+        state.waits.remove(&id);
+        return Err(links);
+      }
+    }
+    Ok(id)
+  }
+
+  /// The flags ([`DETECT`], [`ORDER`]) after setting them to `to`, if
+  /// given.
+  pub fn flags(&self, to: Option<u32>) -> u32 {
+    let mut state = self.state.lock();
+    if let Some(to) = to {
+      state.flags = to & (DETECT | ORDER);
+      if state.flags == 0 {
+        state.stacks.clear();
+      }
+    }
+    state.flags
+  }
+
+  /// Thread `thread` (of `env`) has taken the primitive at `word`, at
+  /// `stack`: kept for the reports, while either flag is on; and with
+  /// [`ORDER`] on, each primitive it holds besides makes a pair with it.
+  /// The pairs seen before in the inverse order, the first time each is.
+  pub fn took(&self, thread: f64, word: usize, stack: Option<Box<str>>) -> Vec<Inversion> {
+    let mut state = self.state.lock();
+    if state.flags == 0 {
+      return Vec::new();
+    }
+    let key = (thread.to_bits(), word);
+    match stack {
+      Some(stack) => state.stacks.insert(key, stack),
+      None => state.stacks.remove(&key),
+    };
+    if state.flags & ORDER == 0 {
+      return Vec::new();
+    }
+    let held: Vec<usize> = state
+      .held_by(thread)
+      .into_iter()
+      .filter(|&k| k != word)
+      .collect();
+    let mut found = Vec::new();
+    for first in held {
+      let taken = Taken {
+        thread,
+        first: (first, state.stacks.get(&(thread.to_bits(), first)).cloned()),
+        second: (word, state.stacks.get(&key).cloned()),
+      };
+      state
+        .order
+        .entry((first, word))
+        .or_insert_with(|| taken.clone());
+      if let Some(before) = state.order.get(&(word, first)).cloned() {
+        let pair = (first.min(word), first.max(word));
+        if state.warned.insert(pair) {
+          let names = [state.named(first), state.named(word)];
+          found.push(Inversion {
+            now: taken,
+            before,
+            names,
+          });
+        }
+      }
+    }
+    found
   }
 
   /// The wait `id` has ended (nothing if it is not in the table).
@@ -233,6 +366,133 @@ impl Diag {
 }
 
 impl State {
+  /// The primitives by key, as their rows' memory reads now, for the
+  /// detector; the class numbers (`label`) and layouts are lib/core.js
+  /// kLabel's: 1 an AsyncLock (the word names its holder, src/robust.rs),
+  /// 2 and 8 a Semaphore (its first Int32 the free permits; a stake's
+  /// first the permits its instance holds), 3 an RwLock (a stake's first
+  /// its share: reads in the low 20 bits, WRITER 1 << 30).
+  fn prims(&self) -> HashMap<usize, Prim> {
+    const WRITER: i32 = 1 << 30;
+    const READERS: i32 = (1 << 20) - 1;
+    let mut prims: HashMap<usize, Prim> = HashMap::new();
+    for row in self.watched.values() {
+      // SAFETY: `watch`'s contract: live, aligned Int32s while the row is
+      // in the table (the caller holds the lock).
+      let int = |at: usize| unsafe { &*(at as *const AtomicI32) }.load(Ordering::SeqCst);
+      match row.label {
+        1 => {
+          let owner = robust::owner_of(int(row.word));
+          prims.entry(row.word).or_insert(Prim::Lock {
+            holder: (owner != 0).then(|| f64::from(owner - 1)),
+          });
+        }
+        2 | 8 if row.cell_ints > 0 => {
+          let entry = prims.entry(row.word).or_insert(Prim::Permits {
+            free: int(row.word),
+            holders: Vec::new(),
+          });
+          if let Prim::Permits { holders, .. } = entry {
+            let held = int(row.cell);
+            if held > 0 {
+              holders.push((row.thread, held));
+            }
+          }
+        }
+        3 if row.cell_ints > 0 => {
+          let entry = prims.entry(row.word).or_insert(Prim::Rw {
+            writer: None,
+            readers: Vec::new(),
+          });
+          if let Prim::Rw { writer, readers } = entry {
+            let share = int(row.cell);
+            if share & WRITER != 0 {
+              *writer = Some(row.thread);
+            }
+            if share & READERS != 0 && !readers.contains(&row.thread) {
+              readers.push(row.thread);
+            }
+          }
+        }
+        _ => {}
+      }
+    }
+    prims
+  }
+
+  /// The keys of what thread `thread` holds now (from memory).
+  fn held_by(&self, thread: f64) -> Vec<usize> {
+    let mut held: Vec<usize> = Vec::new();
+    for (&word, prim) in &self.prims() {
+      let holds = match prim {
+        Prim::Lock { holder } => *holder == Some(thread),
+        Prim::Permits { holders, .. } => holders.iter().any(|h| h.0 == thread),
+        Prim::Rw { writer, readers } => *writer == Some(thread) || readers.contains(&thread),
+      };
+      if holds {
+        held.push(word);
+      }
+    }
+    held.sort_unstable();
+    held
+  }
+
+  /// What names the primitive at `word`, from a row over it.
+  fn named(&self, word: usize) -> Named {
+    let rows = || self.watched.values().filter(|r| r.word == word);
+    let row = rows().next();
+    Named {
+      label: row.map_or(0, |r| r.label),
+      buffer: row
+        .and_then(|r| self.buffers.get(&r.base))
+        .map_or(0, |b| b.0),
+      offset: row.map_or(0, |r| word - r.base),
+      name: rows().find_map(|r| r.name.clone()),
+    }
+  }
+
+  /// The cycle the wait `id` closes, if it does (`crate::deadlock`).
+  fn cycle(&self, id: u64) -> Option<Vec<CycleLink>> {
+    let waits: Vec<Waiting> = self
+      .waits
+      .iter()
+      .map(|(&id, (_, w))| Waiting {
+        id,
+        thread: w.thread,
+        word: w.word,
+        what: w.what,
+        blocking: w.blocking,
+        ctx: w.ctx.clone(),
+      })
+      .collect();
+    let links = deadlock::cycle(&self.prims(), &waits, id)?;
+    Some(
+      links
+        .into_iter()
+        .filter_map(|link| {
+          let (_, wait) = self.waits.get(&link.wait)?;
+          let (held_by, behind, stack) = match link.blocker {
+            Blocker::Hold { thread, word } => (
+              Some(thread),
+              None,
+              self.stacks.get(&(thread.to_bits(), word)).cloned(),
+            ),
+            Blocker::Wait(other) => (None, self.waits.get(&other).map(|(_, w)| w.thread), None),
+          };
+          Some(CycleLink {
+            thread: wait.thread,
+            blocking: wait.blocking,
+            what: wait.what,
+            waits_for: self.named(wait.word),
+            held_by,
+            stack,
+            behind,
+          })
+        })
+        .collect(),
+    )
+  }
+
   fn hold(&mut self, base: usize) {
     if let Some(buffer) = self.buffers.get_mut(&base) {
       buffer.1 += 1;
@@ -290,6 +550,20 @@ mod tests {
     assert_eq!(diag.len(), (0, 0));
   }
 
+  /// A blocking wait of `thread` on the word at `word` (buffer at `base`).
+  fn waiting(thread: f64, word: usize, base: usize) -> Wait {
+    Wait {
+      thread,
+      label: 1,
+      word,
+      base,
+      what: 1,
+      blocking: true,
+      since: 5.0,
+      ctx: vec![],
+    }
+  }
+
   #[test]
   fn buffers_are_numbered_while_a_row_names_them_and_waits_find_their_number() {
     let diag = Diag::new();
@@ -300,30 +574,16 @@ mod tests {
     unsafe { diag.watch(a, at, row(0.0, &ints, 100)) };
     // SAFETY: as above.
     unsafe { diag.watch(b, at, row(1.0, &ints, 100)) };
-    let id = diag.wait(
-      b,
-      Wait {
-        thread: 1.0,
-        label: 1,
-        word: at,
-        base: 100,
-        what: 1,
-        blocking: true,
-        since: 5.0,
-      },
-    );
-    let other = diag.wait(
-      b,
-      Wait {
-        thread: 1.0,
-        label: 1,
-        word: 8,
-        base: 200,
-        what: 1,
-        blocking: false,
-        since: 6.0,
-      },
-    );
+    let id = diag.wait(b, waiting(1.0, at, 100)).unwrap();
+    let other = diag
+      .wait(
+        b,
+        Wait {
+          blocking: false,
+          ..waiting(1.0, 8, 200)
+        },
+      )
+      .unwrap();
     let seen = diag.snapshot();
     assert_eq!(
       seen.watched[0].buffer, seen.watched[1].buffer,
@@ -351,17 +611,8 @@ mod tests {
     unsafe { diag.watch(a, at, row(0.0, &ints, 100)) };
     // SAFETY: as above.
     unsafe { diag.watch(b, at, row(1.0, &ints, 100)) };
-    let wait = Wait {
-      thread: 0.0,
-      label: 1,
-      word: at,
-      base: 100,
-      what: 1,
-      blocking: true,
-      since: 0.0,
-    };
-    diag.wait(a, wait.clone());
-    let kept = diag.wait(b, wait);
+    diag.wait(a, waiting(0.0, at, 100)).unwrap();
+    let kept = diag.wait(b, waiting(1.0, at, 100)).unwrap();
     diag.forget_env(a);
     let seen = diag.snapshot();
     assert_eq!(seen.watched.len(), 1);
@@ -372,6 +623,75 @@ mod tests {
     );
     diag.forget_env(b);
     assert_eq!(diag.len(), (0, 0));
+  }
+
+  /// Two AsyncLock words, the first held by thread 1 and the second by
+  /// thread 2 (owner = threadId + 1, shifted left once), watched by an env
+  /// of each thread.
+  fn abba(words: &[AtomicI32; 2]) -> (Diag, u64, u64) {
+    let diag = Diag::new();
+    words[0].store(2 << 1, Ordering::SeqCst);
+    words[1].store(3 << 1, Ordering::SeqCst);
+    let (one, two) = (diag.new_env(), diag.new_env());
+    for (env, thread) in [(one, 1.0), (two, 2.0)] {
+      for word in words {
+        let at = word as *const AtomicI32 as usize;
+        // SAFETY: the caller's words outlive the table it gets.
+        unsafe { diag.watch(env, at, row(thread, std::slice::from_ref(word), at)) };
+      }
+    }
+    (diag, one, two)
+  }
+
+  #[test]
+  fn with_detection_on_the_wait_that_closes_a_cycle_fails_and_is_not_made() {
+    let words = [AtomicI32::new(0), AtomicI32::new(0)];
+    let (diag, one, two) = abba(&words);
+    let key = |i: usize| &words[i] as *const AtomicI32 as usize;
+    assert_eq!(diag.flags(Some(DETECT)), DETECT);
+    assert_eq!(diag.took(1.0, key(0), Some("at one".into())), vec![]);
+    diag
+      .wait(one, waiting(1.0, key(1), key(1)))
+      .expect("thread 2 runs on");
+    let links = diag
+      .wait(two, waiting(2.0, key(0), key(0)))
+      .expect_err("it closes the cycle");
+    assert_eq!(links.len(), 2);
+    assert_eq!((links[0].thread, links[0].held_by), (2.0, Some(1.0)));
+    assert_eq!(
+      links[0].stack.as_deref(),
+      Some("at one"),
+      "where thread 1 took what thread 2 waits for"
+    );
+    assert_eq!((links[1].thread, links[1].held_by), (1.0, Some(2.0)));
+    assert_eq!(diag.len().1, 1, "the failed wait is not in the table");
+    diag.flags(Some(0));
+    diag
+      .wait(two, waiting(2.0, key(0), key(0)))
+      .expect("detection off: the wait is made");
+  }
+
+  #[test]
+  fn with_lock_order_on_the_first_inverse_pair_is_reported_once() {
+    let words = [AtomicI32::new(0), AtomicI32::new(0)];
+    let (diag, _, _) = abba(&words);
+    let key = |i: usize| &words[i] as *const AtomicI32 as usize;
+    diag.flags(Some(ORDER));
+    // Thread 1 holds word 0, then takes word 1 (made its holder here).
+    words[1].store(2 << 1, Ordering::SeqCst);
+    assert_eq!(diag.took(1.0, key(1), Some("1 then".into())), vec![]);
+    // Thread 2 holds word 1, then takes word 0.
+    words[0].store(3 << 1, Ordering::SeqCst);
+    words[1].store(3 << 1, Ordering::SeqCst);
+    let found = diag.took(2.0, key(0), Some("2 then".into()));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].before.thread, 1.0);
+    assert_eq!(found[0].before.second.1.as_deref(), Some("1 then"));
+    assert_eq!(
+      (found[0].now.first.0, found[0].now.second.0),
+      (key(1), key(0))
+    );
+    assert_eq!(diag.took(2.0, key(0), None), vec![], "once per pair");
   }
 
   #[test]

@@ -7,6 +7,8 @@
 //! - [`registry`]: address-keyed FIFO wait queues; pure Rust, no N-API.
 //! - [`diag`]: who holds and who waits, process-wide, for a snapshot from
 //!   any thread.
+//! - [`deadlock`]: whether a wait closes a cycle of takes that can never
+//!   end.
 //! - [`deadline`]: timeouts as instants, and async waiters' 8-byte deadline.
 //! - [`parker`]: blocking park/unpark for sync waiters, on a futex; and
 //!   [`sync_wait`], how a sync wait ends (woken, timed out, abandoned).
@@ -29,6 +31,7 @@
 pub mod core;
 pub mod counts;
 pub mod deadline;
+pub mod deadlock;
 pub mod diag;
 mod futex;
 pub mod handshake;

@@ -10,7 +10,7 @@ use super::ffi::{Failure, Js, NResult};
 use super::held::Shown;
 use super::memory::locate;
 use super::shared::core;
-use crate::diag::{Wait, MAX_INTS};
+use crate::diag::{CycleLink, Inversion, Named, Taken, Wait, MAX_INTS};
 
 /// The arguments `label`, `name` and `threadId` that lockWatch and
 /// stakeWatch take after their own: `label` the instance's class (low 8
@@ -47,13 +47,17 @@ pub fn shown(
   }))
 }
 
-/// `diagWait(i32a, index, info, what, since, threadId)` → the wait's id: a
+/// `diagWait(i32a, index, info, what, since, threadId, ctx?)` → the wait's
+/// id times 4 plus the table's flags (`crate::diag::DETECT`, `ORDER`): a
 /// take of this env's thread starts to wait for the primitive whose word
 /// is `i32a[index]`; `info` its class (low 8 bits) and 256 if it blocks;
-/// `what` what it asked for; `since` when (ms since the Unix epoch).
+/// `what` what it asked for; `since` when (ms since the Unix epoch); `ctx`
+/// (async takes) the keys of the holds its async context keeps, as
+/// `diagTook` gave them. With detection on, a wait that would close a
+/// cycle is not made: the cycle's links come back instead (an array).
 pub fn wait(
   js: Js,
-  [array, index, info, what, since, thread]: [sys::napi_value; 6],
+  [array, index, info, what, since, thread, ctx]: [sys::napi_value; 7],
 ) -> NResult<sys::napi_value> {
   let location = locate(js, array, js.f64(index)?)?;
   let info = js.i32(info)?;
@@ -65,14 +69,115 @@ pub fn wait(
     what: js.i32(what)?,
     blocking: info & 0x100 != 0,
     since: js.f64(since)?,
+    ctx: js
+      .f64_elements(ctx)?
+      .into_iter()
+      .map(|key| key as usize)
+      .collect(),
   };
   let env = env::held(js)?.borrow_mut().diag_env();
-  let id = if env == 0 {
-    0
-  } else {
-    core().diag_wait(env, wait)?
+  if env == 0 {
+    return js.number(0.0);
+  }
+  let flags = core().diag_flags(None)?;
+  match core().diag_wait(env, wait)? {
+    Ok(id) => js.number(id as f64 * 4.0 + f64::from(flags)),
+    Err(links) => cycle(js, &links),
+  }
+}
+
+/// A primitive's `{ label, buffer, index, name }`.
+fn named(js: Js, named: &Named) -> NResult<sys::napi_value> {
+  let out = js.object()?;
+  js.define_value(out, "label", js.number(f64::from(named.label))?)?;
+  js.define_value(out, "buffer", js.number(f64::from(named.buffer))?)?;
+  js.define_value(out, "index", js.number((named.offset / 4) as f64)?)?;
+  if let Some(name) = &named.name {
+    js.define_value(out, "name", js.utf8(name)?)?;
+  }
+  Ok(out)
+}
+
+/// A string, or undefined.
+fn text(js: Js, text: Option<&str>) -> NResult<sys::napi_value> {
+  match text {
+    Some(text) => js.utf8(text),
+    None => js.undefined(),
+  }
+}
+
+/// A cycle's links as an array of `{ threadId, blocking, what, waitsFor,
+/// heldBy, stack, behind }`.
+fn cycle(js: Js, links: &[CycleLink]) -> NResult<sys::napi_value> {
+  let mut out = Vec::with_capacity(links.len());
+  for link in links {
+    let o = js.object()?;
+    js.define_value(o, "threadId", js.number(link.thread)?)?;
+    js.define_value(o, "blocking", js.boolean(link.blocking)?)?;
+    js.define_value(o, "what", js.number(f64::from(link.what))?)?;
+    js.define_value(o, "waitsFor", named(js, &link.waits_for)?)?;
+    let held_by = match link.held_by {
+      Some(thread) => js.number(thread)?,
+      None => js.undefined()?,
+    };
+    js.define_value(o, "heldBy", held_by)?;
+    js.define_value(o, "stack", text(js, link.stack.as_deref())?)?;
+    let behind = match link.behind {
+      Some(thread) => js.number(thread)?,
+      None => js.undefined()?,
+    };
+    js.define_value(o, "behind", behind)?;
+    out.push(o);
+  }
+  js.array(&out)
+}
+
+/// `diagFlags(to?)` → the table's flags (`crate::diag::DETECT` 1, `ORDER`
+/// 2), after setting them to `to` if it is a number >= 0.
+pub fn flags(js: Js, [to]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
+  let to = js.i32(to).ok().filter(|&to| to >= 0).map(|to| to as u32);
+  js.number(f64::from(core().diag_flags(to)?))
+}
+
+/// `diagTook(i32a, index, stack, threadId)` → the primitive's key (its
+/// word's address, as a number), or `{ key, inversions }` when taking it
+/// now inverts an order seen before (`crate::diag::Diag::took`): each `{
+/// now, before, names }`, `now` and `before` `{ threadId, firstStack,
+/// secondStack }` and `names` the two primitives as taken now.
+pub fn took(
+  js: Js,
+  [array, index, stack, thread]: [sys::napi_value; 4],
+) -> NResult<sys::napi_value> {
+  let word = locate(js, array, js.f64(index)?)?.key;
+  let stack = js.string(stack)?.map(String::into_boxed_str);
+  let inversions = core().diag_took(js.f64(thread)?, word, stack)?;
+  let key = js.number(word as f64)?;
+  if inversions.is_empty() {
+    return Ok(key);
+  }
+  let taken = |t: &Taken| -> NResult<sys::napi_value> {
+    let o = js.object()?;
+    js.define_value(o, "threadId", js.number(t.thread)?)?;
+    js.define_value(o, "firstStack", text(js, t.first.1.as_deref())?)?;
+    js.define_value(o, "secondStack", text(js, t.second.1.as_deref())?)?;
+    Ok(o)
   };
-  js.number(id as f64)
+  let mut out = Vec::with_capacity(inversions.len());
+  for Inversion { now, before, names } in &inversions {
+    let o = js.object()?;
+    js.define_value(o, "now", taken(now)?)?;
+    js.define_value(o, "before", taken(before)?)?;
+    js.define_value(
+      o,
+      "names",
+      js.array(&[named(js, &names[0])?, named(js, &names[1])?])?,
+    )?;
+    out.push(o);
+  }
+  let o = js.object()?;
+  js.define_value(o, "key", key)?;
+  js.define_value(o, "inversions", js.array(&out)?)?;
+  Ok(o)
 }
 
 /// `diagWaitEnd(id)`: the wait `id` (from diagWait) has ended.

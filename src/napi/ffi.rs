@@ -199,6 +199,30 @@ impl Js {
     Ok(out)
   }
 
+  /// The elements of the JS array `array`, as numbers (an element that is
+  /// not one is skipped); empty if `array` is not an array.
+  pub fn f64_elements(self, array: sys::napi_value) -> NResult<Vec<f64>> {
+    let mut is_array = false;
+    // SAFETY: live env on its thread (Js::new); is_array is a live local.
+    check(unsafe { sys::napi_is_array(self.env, array, &mut is_array) })?;
+    if !is_array {
+      return Ok(Vec::new());
+    }
+    let mut length = 0;
+    // SAFETY: as above; length is a live local.
+    check(unsafe { sys::napi_get_array_length(self.env, array, &mut length) })?;
+    let mut out = Vec::with_capacity(length as usize);
+    for i in 0..length {
+      let mut element = ptr::null_mut();
+      // SAFETY: as above; element is a live local.
+      check(unsafe { sys::napi_get_element(self.env, array, i, &mut element) })?;
+      if let Ok(n) = self.f64(element) {
+        out.push(n);
+      }
+    }
+    Ok(out)
+  }
+
   /// A JS array of the values `values`.
   pub fn array(self, values: &[sys::napi_value]) -> NResult<sys::napi_value> {
     let mut array = ptr::null_mut();

@@ -48,7 +48,10 @@ use napi::bindgen_prelude::{Env, JsValue, Object};
 use napi::sys;
 use napi_derive::napi;
 
-use self::diag::{snapshot as diag_snapshot, wait as diag_wait, wait_end as diag_wait_end};
+use self::diag::{
+  flags as diag_flags, snapshot as diag_snapshot, took as diag_took, wait as diag_wait,
+  wait_end as diag_wait_end,
+};
 use self::env::{Pending, Promise, Settler};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
 use self::locks::release_lock;
@@ -687,6 +690,8 @@ callbacks! {
   js_diag_wait => diag_wait;
   js_diag_wait_end => diag_wait_end;
   js_diag_snapshot => diag_snapshot;
+  js_diag_flags => diag_flags;
+  js_diag_took => diag_took;
   js_take_notify_counts => take_notify_counts;
   js_address_of => address_of;
   js_notify_at => notify_at;
@@ -714,7 +719,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
   // Read-only, so that code that gets the binding after load cannot
   // replace what a later copy of lib/atomics.js would take from it.
-  let functions: [(&str, Callback); 22] = [
+  let functions: [(&str, Callback); 24] = [
     ("takeNotifyCounts", js_take_notify_counts),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
@@ -729,6 +734,8 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     ("diagWait", js_diag_wait),
     ("diagWaitEnd", js_diag_wait_end),
     ("diagSnapshot", js_diag_snapshot),
+    ("diagFlags", js_diag_flags),
+    ("diagTook", js_diag_took),
     ("setKeepAlive", js_set_keep_alive),
     ("cancel", js_cancel),
     ("lastQueued", js_last_queued),

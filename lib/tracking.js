@@ -1,0 +1,259 @@
+'use strict';
+// Deadlock detection and lock-order checks (both opt-in), and the
+// registration of each take that waits, which query() lists: the
+// JavaScript side of the binding's table of who holds and who waits
+// (src/diag.rs, src/deadlock.rs).
+//
+// - Every take that has to wait says so before it blocks or parks, and
+//   again when it ends (waitBegin / waitEnd, called by lib/diagnostics.js's
+//   hook): the slow path only. With detection on, the binding answers a
+//   wait that would close a cycle with the cycle instead, and waitBegin
+//   throws ERR_DEADLOCK (a blocking take throws it, an async one rejects).
+// - While detection or lock-order checks are on, each take also tells the
+//   binding where it was taken (its stack; with lock-order checks, the
+//   binding pairs it with what the thread holds besides, and answers the
+//   first inverse pair of any two, which becomes a process warning). For
+//   that, the classes' take methods are wrapped, in this thread, once
+//   either is on: off, the takes run exactly as they are, at no cost. An
+//   async take's context (AsyncLocalStorage) keeps the keys of the holds
+//   it runs under (executeLocked, runShared, runExclusive), so that the
+//   detector knows which of a thread's holds an async wait keeps: another
+//   task of the thread may release the others.
+//
+// Switched on by ATOMICS_WAITASYNC_DEBUG (a list: `deadlocks`,
+// `lock-order`), read by each thread as it loads the package, or by
+// detectDeadlocks() / checkLockOrder(), for every thread of the process.
+
+const { threadId } = require('worker_threads');
+const { codedError, ours, kLabel } = require('./core');
+const { describe } = require('./describe');
+
+const DETECT = 1;
+const ORDER = 2;
+
+// The classes by their label's low byte (lib/core.js kLabel).
+const kKindOf = ['', 'AsyncLock', 'Semaphore', 'RwLock', 'Condition', 'Barrier', 'Latch', '', 'Semaphore'];
+
+/** A name for the primitive a cycle link or an inversion names. */
+function nameOf(p) {
+  const kind = kKindOf[p.label] || 'primitive';
+  return p.name !== undefined ? `${kind} ${JSON.stringify(p.name)}` : `${kind} #${p.buffer}[${p.index}]`;
+}
+
+/** What a wait of class `label` asked for, as query() says it. */
+function askedText(label, what) {
+  if (label === 2 || label === 8) return `${what} permit${what === 1 ? '' : 's'} of`;
+  if (label === 3) return what === 2 ? 'the write lock of' : 'a read of';
+  return '';
+}
+
+/** The ERR_DEADLOCK error for the cycle `links` (src/napi/diag.rs). */
+function deadlockError(links) {
+  const lines = ['Deadlock: this wait would never end; the threads of the cycle:'];
+  const holds = [];
+  const cycle = links.map((link) => {
+    const what = askedText(link.waitsFor.label, link.what);
+    const by = link.heldBy !== undefined ? `held by thread ${link.heldBy}` : `behind the writer waiting in thread ${link.behind}`;
+    lines.push(`  thread ${link.threadId} waits (${link.blocking ? 'blocking' : 'async'}) for ${what ? `${what} ` : ''}${nameOf(link.waitsFor)}, ${by}`);
+    if (link.heldBy !== undefined) {
+      holds.push(`${nameOf(link.waitsFor)} was taken by thread ${link.heldBy}${link.stack !== undefined ? `\n${link.stack}` : ' (where: not recorded)'}`);
+    }
+    return {
+      threadId: link.threadId,
+      blocking: link.blocking,
+      waitsFor: { kind: kKindOf[link.waitsFor.label], name: link.waitsFor.name, buffer: link.waitsFor.buffer, index: link.waitsFor.index },
+      heldBy: link.heldBy,
+      behind: link.behind,
+      stack: link.stack,
+    };
+  });
+  const error = codedError([...lines, ...holds].join('\n'), 'ERR_DEADLOCK');
+  error.cycle = cycle;
+  return error;
+}
+
+/** The stack of the caller's caller's caller, as text (the take's caller). */
+function callerStack() {
+  const holder = {};
+  Error.captureStackTrace(holder, callerStack);
+  // The first line is "Error"; the next is the wrapper's frame.
+  const lines = String(holder.stack).split('\n');
+  return lines.slice(2).join('\n');
+}
+
+/**
+ * The tracking of this thread over the binding's diag functions (each
+ * undefined in a binary older than this file: nothing is tracked then).
+ */
+function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
+  const enabled = typeof diagWait === 'function' && typeof diagFlags === 'function';
+  // The process's flags, as this thread last saw them.
+  let flags = 0;
+  // The classes whose takes are wrapped once a flag is on; and whether
+  // they are.
+  const classes = [];
+  let wrapped = false;
+  let contexts = null; // an AsyncLocalStorage, while wrapped (where the runtime has one)
+
+  /**
+   * A take of `instance` (class `label`, kLabel's) starts to wait, for
+   * `what` (permits; 1 read or 2 write; 1), blocking or not: its id, for
+   * waitEnd. Throws ERR_DEADLOCK if, with detection on, it would close a
+   * cycle: then it is not registered.
+   */
+  function waitBegin(instance, label, what, blocking) {
+    if (!enabled) return 0;
+    const ctx = !blocking && contexts !== null ? contexts.getStore() : undefined;
+    const answer = diagWait(instance.i32a, instance.index, label | (blocking ? 256 : 0), what, Date.now(), threadId, ctx);
+    if (typeof answer !== 'number') throw deadlockError(answer);
+    const seen = answer % 4;
+    if (seen !== flags) sawFlags(seen);
+    return (answer - seen) / 4;
+  }
+
+  /** The wait `id` (from waitBegin) has ended. */
+  function waitEnd(id) {
+    if (id > 0) diagWaitEnd(id);
+  }
+
+  /** The flags changed (here or in another thread): wrap the takes if one is on. */
+  function sawFlags(seen) {
+    flags = seen;
+    if (flags !== 0 && !wrapped) wrapAll();
+  }
+
+  /** Sets `flag` on or off for the process. */
+  function set(flag, on) {
+    if (!enabled) {
+      throw new Error('atomics-waitasync: the loaded binary has no diagFlags: deadlock detection needs a binary of this version (npx atomics-waitasync-build)');
+    }
+    if (on !== undefined && typeof on !== 'boolean') {
+      throw new TypeError(`The "enabled" argument must be a boolean. Received ${describe(on)}`);
+    }
+    const now = diagFlags();
+    sawFlags(diagFlags(on === false ? now & ~flag : now | flag));
+  }
+
+  /** Tells the binding that `instance` was taken here, at `stack`; the take's key. */
+  function took(instance, stack) {
+    const answer = diagTook(instance.i32a, instance.index, stack, threadId);
+    if (typeof answer === 'number') return answer;
+    for (const inversion of answer.inversions) warnInversion(inversion);
+    return answer.key;
+  }
+
+  /** The lock-order warning for `inversion` (src/napi/diag.rs took). */
+  function warnInversion({ now, before, names }) {
+    const [first, second] = names.map(nameOf);
+    const message =
+      `Lock order: thread ${now.threadId} took ${second} while holding ${first}; ` +
+      `thread ${before.threadId} took them in the inverse order before. Two threads doing both at once deadlock.`;
+    const detail = [
+      `thread ${now.threadId} took ${first} at:\n${now.firstStack || '    (not recorded)'}`,
+      `then ${second} at:\n${now.secondStack || '    (not recorded)'}`,
+      `thread ${before.threadId} took ${second} at:\n${before.firstStack || '    (not recorded)'}`,
+      `then ${first} at:\n${before.secondStack || '    (not recorded)'}`,
+    ].join('\n');
+    process.emitWarning(message, { type: 'LockOrderWarning', code: 'ATOMICS_WAITASYNC_LOCK_ORDER', detail });
+  }
+
+  // -- The wrappers ---------------------------------------------------------
+
+  /** A take that returns false when it did not take (or a release function when it did). */
+  function wrapSync(proto, method) {
+    const take = proto[method];
+    proto[method] = {
+      [method](...args) {
+        const stack = callerStack();
+        const result = take.apply(this, args);
+        if (result !== false) took(this, stack);
+        return result;
+      },
+    }[method];
+  }
+
+  /** An async take that resolves once taken. */
+  function wrapAsync(proto, method) {
+    const take = proto[method];
+    const after = async (promise, instance, stack) => {
+      const result = await promise;
+      took(instance, stack);
+      return result;
+    };
+    proto[method] = {
+      [method](...args) {
+        return ours(after(take.apply(this, args), this, callerStack()));
+      },
+    }[method];
+  }
+
+  /** A take that runs its first argument, f, holding what it took. */
+  function wrapScoped(proto, method) {
+    const take = proto[method];
+    proto[method] = {
+      [method](f, ...rest) {
+        if (typeof f !== 'function') return take.call(this, f, ...rest);
+        const instance = this;
+        const stack = callerStack();
+        return take.call(this, function (...args) {
+          const key = took(instance, stack);
+          if (contexts === null) return f.apply(this, args);
+          const outer = contexts.getStore();
+          return contexts.run(outer === undefined ? [key] : [...outer, key], () => f.apply(this, args));
+        }, ...rest);
+      },
+    }[method];
+  }
+
+  // Each class's takes, by how they are wrapped.
+  const kTakes = {
+    AsyncLock: { sync: ['lock', 'tryLock'], async: ['acquire'], scoped: ['executeLocked'] },
+    Semaphore: { sync: ['acquireSync', 'tryAcquire'], async: ['acquire'], scoped: ['runExclusive'] },
+    RwLock: {
+      sync: ['readSync', 'writeSync', 'tryRead', 'tryWrite', 'readGuard', 'writeGuard'],
+      async: ['read', 'write'],
+      scoped: ['runShared', 'runExclusive'],
+    },
+  };
+
+  function wrapAll() {
+    wrapped = true;
+    try {
+      const { AsyncLocalStorage } = require('async_hooks');
+      if (typeof AsyncLocalStorage === 'function') contexts = new AsyncLocalStorage();
+    } catch {
+      // (a runtime without it: async waits keep none of their thread's holds)
+    }
+    for (const Class of classes) {
+      const takes = kTakes[Class.name];
+      if (takes === undefined) continue;
+      for (const method of takes.sync) wrapSync(Class.prototype, method);
+      for (const method of takes.async) wrapAsync(Class.prototype, method);
+      for (const method of takes.scoped) wrapScoped(Class.prototype, method);
+    }
+  }
+
+  /** The classes to wrap; then the flags as ATOMICS_WAITASYNC_DEBUG says. */
+  function start(list) {
+    classes.push(...list);
+    if (!enabled) return;
+    const asked = String(process.env.ATOMICS_WAITASYNC_DEBUG || '').split(',').map((s) => s.trim());
+    let want = 0;
+    if (asked.includes('deadlocks')) want |= DETECT;
+    if (asked.includes('lock-order')) want |= ORDER;
+    const now = diagFlags();
+    sawFlags(want === 0 ? now : diagFlags(now | want));
+  }
+
+  return {
+    waitBegin,
+    waitEnd,
+    start,
+    /** Deadlock detection on (default) or off, for every thread of the process. */
+    detectDeadlocks: (enabled = true) => set(DETECT, enabled),
+    /** Lock-order checks on (default) or off, for every thread of the process. */
+    checkLockOrder: (enabled = true) => set(ORDER, enabled),
+  };
+}
+
+module.exports = { createTracking, kLabel };
