@@ -19,10 +19,11 @@
 //                              it; a change of `value` that sees it above 0
 //                              wakes them all
 //
-// No wake-up is lost, as in the family's Semaphore (lib/semaphore.js,
-// tests/loom_semaphore.rs): a waiter adds itself to `waiters`, then reads
-// `value` and waits on what it read; a change adds to `value`, then reads
-// `waiters`.
+// Its steps on the two (take, add, announce, withdraw) are a signalling
+// semaphore's word protocol, in lib/signal-count.js: no wake-up is lost, as
+// in the family's Semaphore (lib/semaphore.js, tests/loom_semaphore.rs): a
+// waiter adds itself to `waiters`, then reads `value` and waits on what it
+// read; a change adds to `value`, then reads `waiters`.
 //
 // In a thread, an instance keeps async-mutex's order: its takes wait in its
 // line, by priority, then in turn; a release or setValue of the instance
@@ -52,19 +53,14 @@ const {
 } = require('./core');
 const { newLine, deferred, join, leave, park, unpark, abandonPark, wake, mayPass, WAITING, GRANTED, ABORTED } = require('./line');
 const { heldStateReader } = require('./async-lock');
+const { kMax, kSignalStake, kStakeInts, kOwed, take, add, announce, withdraw } = require('./signal-count');
 
 // async-mutex's errors, by identity: code compares with them (e === E_CANCELED).
 const E_TIMEOUT = new Error('timeout while waiting for mutex to become available');
 const E_ALREADY_LOCKED = new Error('mutex already locked');
 const E_CANCELED = new Error('request for lock canceled');
 
-const kMax = 0x7fffffff;
 const kMin = -0x80000000;
-// The binding's stake kind of a Semaphore (src/napi/stakes.rs) and its Int32s.
-const kSemaphoreStake = 1;
-const kHeld = 0;
-const kAnnounced = 1;
-const kOwed = 3;
 
 /** A weight: an integer from 1 to 2^31 - 1 (async-mutex: > 0); `undefined` is 1. */
 function validateWeight(weight) {
@@ -91,6 +87,9 @@ function validateValue(value) {
   }
   return value;
 }
+
+/** add's RangeError past 2^31 - 1 (lib/signal-count.js). */
+const tooMuch = (seen, n) => new RangeError(`The Semaphore's value (${seen}) plus ${n} is past ${kMax}, the most it holds`);
 
 /** `cancelError` of the constructors: an Error to reject canceled takes with (default E_CANCELED). */
 function validateCancelError(cancelError) {
@@ -252,24 +251,11 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
   // -------------------------------------------------------------------------
 
   /**
-   * Takes `n` if the value is `n` or more, counting them in the stake;
-   * returns the value before, or null if it did not. The CAS and the
-   * stake's store have no call or back edge between them (a worker is
-   * stopped only at one: lib/semaphore.js).
+   * Takes `n` if the value is `n` or more, keeping them in the stake (given
+   * back by the thread's teardown, or by the instance's next add);
+   * returns the value before, or null if it did not (lib/signal-count.js).
    */
-  function take(s, n) {
-    const { i32a, index, stake } = s;
-    let seen = Atomics.load(i32a, index);
-    while (seen >= n) {
-      const was = Atomics.compareExchange(i32a, index, seen, seen - n);
-      if (was === seen) {
-        stake[kHeld] += n;
-        return seen;
-      }
-      seen = was;
-    }
-    return null;
-  }
+  const takeKept = (s, n) => take(s.i32a, s.index, s.stake, n, true);
 
   /**
    * Adds `n` to the value (giving back first what the instance holds),
@@ -279,7 +265,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
    * instance's next call or its thread's end.
    */
   function give(s, n) {
-    add(s, n);
+    addTo(s, n);
     changed(s);
   }
 
@@ -287,23 +273,9 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
    * give's change of the value and the stake, and the other waiters'
    * wake-up owed (in the stake, before any call: the thread's teardown,
    * or the instance's next call, pays it if changed() does not), without
-   * changed().
+   * changed() (lib/signal-count.js).
    */
-  function add(s, n) {
-    const { i32a, index, stake } = s;
-    let seen = Atomics.load(i32a, index);
-    for (;;) {
-      if (seen > kMax - n) {
-        throw new RangeError(`The Semaphore's value (${seen}) plus ${n} is past ${kMax}, the most it holds`);
-      }
-      const was = Atomics.compareExchange(i32a, index, seen, seen + n);
-      if (was === seen) break;
-      seen = was;
-    }
-    const held = stake[kHeld];
-    stake[kHeld] = held > n ? held - n : 0;
-    if (Atomics.load(i32a, index + 1) > 0) stake[kOwed] = 1;
-  }
+  const addTo = (s, n) => add(s.i32a, s.index, s.stake, n, tooMuch);
 
   /**
    * After a change of the value that may let takes go, whose caller owed
@@ -332,7 +304,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
         leave(first); // canceled or gone: out already for its frame
         continue;
       }
-      const before = take(s, first.want);
+      const before = takeKept(s, first.want);
       if (before === null) return;
       first.value = before;
       wake(first, GRANTED, true);
@@ -403,8 +375,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
           const waiting = new AsyncWait(env, i32a, index, Infinity, canceller, () => null);
           let announced = false;
           try {
-            Atomics.add(i32a, index + 1, 1);
-            stake[kAnnounced]++;
+            announce(i32a, index, stake);
             announced = true;
             const seen = Atomics.load(i32a, index);
             if (!mayGo(s, seen)) {
@@ -414,10 +385,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
           } catch (error) {
             if (!canceller.aborted) throw error; // (an abort: look again)
           } finally {
-            if (announced) {
-              Atomics.sub(i32a, index + 1, 1);
-              stake[kAnnounced]--;
-            }
+            if (announced) withdraw(i32a, index, stake);
             s.pumpCanceller = null;
             waiting.end();
           }
@@ -464,7 +432,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
     return makeReleaser(
       () => {
         if (!added) {
-          add(s, n);
+          addTo(s, n);
           added = true;
         }
         changed(s);
@@ -475,7 +443,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
 
   /** acquire(): taken at once if the line lets it, else waits its turn in the line. */
   async function acquireIn(s, weight, priority) {
-    let value = mayPass(s.line, priority) ? take(s, weight) : null;
+    let value = mayPass(s.line, priority) ? takeKept(s, weight) : null;
     if (value === null) {
       const entry = join(s.line, weight, priority);
       let parked = true;
@@ -545,7 +513,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
       this.sab = slot.sab;
       this.i32a = slot.i32a;
       this.index = slot.index;
-      const stake = watchStake(stakeWatch, slot.i32a, slot.index, kSemaphoreStake, 4, this, kLabel.MutexSemaphore);
+      const stake = watchStake(stakeWatch, slot.i32a, slot.index, kSignalStake, kStakeInts, this, kLabel.MutexSemaphore);
       this.#s = {
         i32a: slot.i32a,
         index: slot.index,
