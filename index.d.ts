@@ -138,7 +138,7 @@ export interface AsyncLockOptions {
    * Where the take waits among this instance's waiting takes (a finite
    * number, default 0): before those of a lower priority, after those of
    * the same or a higher one (first come, first served). Takes of
-   * AsyncLock, Semaphore and RwLock only.
+   * AsyncLock, Semaphore, SignalSemaphore and RwLock only.
    */
   priority?: number;
 }
@@ -373,6 +373,78 @@ export class Semaphore {
    * @throws {Error} code `'ERR_SEMAPHORE_NOT_HELD'`: it holds fewer (nothing given back).
    */
   release(n?: number): void;
+}
+
+/**
+ * A signalling semaphore's async wait bounds: as `AsyncLockOptions`, but a
+ * timeout rejects with code `'ERR_SIGNAL_SEMAPHORE_TIMEOUT'`.
+ */
+export type SignalSemaphoreOptions = AsyncLockOptions;
+
+/**
+ * A count in two Int32s of a SharedArrayBuffer that any thread may add to
+ * (`release`), whether or not it took anything, and that threads take from,
+ * `n` at a time (Java's Semaphore, C++20's counting_semaphore, POSIX
+ * `sem_t`): a producer's "one more item". `acquireSync()` blocks (workers,
+ * Node's main thread), `acquire()` never does. A permit taken is consumed:
+ * a thread that ends after taking gives nothing back, while one that ends
+ * waiting leaves no trace of its wait. Not FIFO between threads: every
+ * release wakes every waiter. Each thread builds its own instance over the
+ * same slots (`SignalSemaphore.from`). For permits that go back through
+ * the instance that took them, and come back when their holder dies, use
+ * `Semaphore`.
+ */
+export class SignalSemaphore {
+  /** The bytes of SharedArrayBuffer a signalling semaphore takes (two Int32s). */
+  static readonly BYTES: 8;
+  /**
+   * A new instance over the slots of a posted one (`{ sab, i32a, index }`);
+   * writes nothing.
+   *
+   * @throws {TypeError} `value` has neither `i32a` nor `sab`.
+   */
+  static from(value: AsyncLockSource): SignalSemaphore;
+  /**
+   * `new SignalSemaphore()` (0, in a fresh 8-byte SharedArrayBuffer),
+   * `new SignalSemaphore(initial)`, `new SignalSemaphore(initial, sab)`,
+   * `new SignalSemaphore(initial, sab, index)`,
+   * `new SignalSemaphore(initial, int32Array, index)` (two Int32s from
+   * `index`): writes `initial` (default 0) permits free.
+   *
+   * @throws {TypeError} `initial` is not a number; `sab` is not a SharedArrayBuffer or an Int32Array over one.
+   * @throws {RangeError} `initial` is not an integer from 0 to 2^31 - 1; `index` leaves no room for two Int32s.
+   */
+  constructor(initial?: number, sab?: SharedArrayBuffer | Int32Array, index?: number);
+
+  readonly sab: SharedArrayBuffer;
+  readonly i32a: Int32Array;
+  readonly index: number;
+  /** The permits free now (a snapshot). */
+  readonly available: number;
+
+  /**
+   * Adds `n` (default 1) permits, from any thread and any instance, and
+   * wakes the waiters.
+   *
+   * @throws {RangeError} `n` is not an integer from 0 to 2^31 - 1; code
+   * `'ERR_SIGNAL_SEMAPHORE_OVERFLOW'`: the count would go past 2^31 - 1 (nothing added).
+   */
+  release(n?: number): void;
+  /**
+   * Takes `n` (default 1) permits if that many are free; never waits.
+   *
+   * @throws {RangeError} `n` is not an integer from 0 to 2^31 - 1.
+   */
+  tryAcquire(n?: number): boolean;
+  /** Blocks until `n` (default 1) permits are free and takes them (true), or `timeout` ms passed (false). */
+  acquireSync(n?: number, timeout?: number): boolean;
+  /**
+   * Takes `n` (default 1) permits without blocking; resolves once taken.
+   * Rejects with code `'ERR_SIGNAL_SEMAPHORE_TIMEOUT'` after
+   * `options.timeout` ms, or with `options.signal`'s reason, having taken
+   * nothing and left nothing queued.
+   */
+  acquire(n?: number, options?: SignalSemaphoreOptions): Promise<void>;
 }
 
 /** A barrier's async wait bounds: `timeout` and `signal`, as `AsyncLockOptions`. */

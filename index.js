@@ -2,8 +2,8 @@
 // atomics-waitasync: Atomics.waitAsync, wait and notify for every Node.js
 // release, backed by a Rust waiter registry shared by all threads; and the
 // family of primitives built on them (AsyncLock, Condition, Latch,
-// Semaphore, Barrier, RwLock), each made here from its factory in lib/ with
-// the package's own triple and the binding.
+// Semaphore, SignalSemaphore, Barrier, RwLock), each made here from its
+// factory in lib/ with the package's own triple and the binding.
 //
 //   const { waitAsync, wait, notify } = require('atomics-waitasync');
 
@@ -15,6 +15,7 @@ const { createAsyncLock } = require('./lib/async-lock');
 const { createCondition } = require('./lib/condition');
 const { createLatch } = require('./lib/latch');
 const { createSemaphore } = require('./lib/semaphore');
+const { createSignalSemaphore } = require('./lib/signal-semaphore');
 const { createBarrier } = require('./lib/barrier');
 const { createRwLock } = require('./lib/rwlock');
 const { createQuery } = require('./lib/query');
@@ -75,6 +76,15 @@ const Semaphore = createSemaphore({
   stakeWatch: binding.stakeWatch,
 });
 
+// A count any thread may add to, taken n at a time; a take is consumed
+// (what a thread took stays taken when it ends; its waits are undone).
+const SignalSemaphore = createSignalSemaphore({
+  wait: atomics.wait,
+  waitAsync: atomics.waitAsync,
+  notify: atomics.notify,
+  stakeWatch: binding.stakeWatch,
+});
+
 // Parties that meet, generation after generation; broken for all when one
 // times out, aborts or ends while it waits.
 const Barrier = createBarrier({
@@ -113,6 +123,8 @@ module.exports = {
   Latch,
   // Permits, n at a time, robust: lib/semaphore.js.
   Semaphore,
+  // Permits any thread may release, whether or not it took any: lib/signal-semaphore.js.
+  SignalSemaphore,
   // N parties meet, then all go on: lib/barrier.js.
   Barrier,
   // Many readers or one writer, robust: lib/rwlock.js.

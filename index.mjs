@@ -1,5 +1,5 @@
 // ESM entry: the same objects as the CommonJS one (one registry per process).
 import api from './index.js';
 
-export const { waitAsync, wait, notify, ref, unref, install, AsyncLock, Condition, Latch, Semaphore, Barrier, RwLock, query, report } = api;
+export const { waitAsync, wait, notify, ref, unref, install, AsyncLock, Condition, Latch, Semaphore, SignalSemaphore, Barrier, RwLock, query, report } = api;
 export default api;

@@ -19,11 +19,11 @@
 //                              it; a change of `value` that sees it above 0
 //                              wakes them all
 //
-// Its steps on the two (take, add, announce, withdraw) are a signalling
-// semaphore's word protocol, in lib/signal-count.js: no wake-up is lost, as
-// in the family's Semaphore (lib/semaphore.js, tests/loom_semaphore.rs): a
-// waiter adds itself to `waiters`, then reads `value` and waits on what it
-// read; a change adds to `value`, then reads `waiters`.
+// Its steps on the two (take, add, announce, withdraw) are the signalling
+// semaphores' word protocol, in lib/signal-count.js, which SignalSemaphore
+// (lib/signal-semaphore.js) uses too: no wake-up is lost (a waiter adds
+// itself to `waiters`, then reads `value` and waits on what it read; a
+// change adds to `value`, then reads `waiters`; tests/loom_semaphore.rs).
 //
 // In a thread, an instance keeps async-mutex's order: its takes wait in its
 // line, by priority, then in turn; a release or setValue of the instance

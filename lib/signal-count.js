@@ -1,9 +1,9 @@
 'use strict';
-// The word protocol of a signalling semaphore: a count that any thread may
-// add to, whether or not it took anything before, and that threads take
-// from, n at a time: async-mutex's Semaphore (lib/async-mutex.js), in a
-// module of its own so that another primitive can take the same steps
-// rather than write them again. Two Int32s from `index`:
+// The word protocol of the package's signalling semaphores: a count that
+// any thread may add to, whether or not it took anything before, and that
+// threads take from, n at a time. Two primitives use it, with these steps
+// and no other: async-mutex's Semaphore (lib/async-mutex.js) and
+// SignalSemaphore (lib/signal-semaphore.js). Two Int32s from `index`:
 //
 //   i32a[index]      value     taken by a CAS from v to v - n when v >= n;
 //                              added to by a CAS from v to v + n, never
@@ -26,9 +26,10 @@
 // after the atomic step that changed what they count, with no call between
 // the two (a worker is terminated only at a call or a loop's back edge):
 //
-//   stake[kHeld]       what the instance took and keeps (with `keep`):
-//                      given back by its thread's teardown; an add gives
-//                      it back first
+//   stake[kHeld]       what the instance took and keeps: given back by its
+//                      thread's teardown. async-mutex's Semaphore keeps
+//                      what it takes (an add gives that back first);
+//                      SignalSemaphore keeps nothing (a take is consumed)
 //   stake[kAnnounced]  its waits counted in `waiters`: taken out by the
 //                      teardown, which then wakes the waiters
 //   stake[kOwed]       1 while an add's wake-up of the waiters is owed (its

@@ -47,6 +47,8 @@ import {
   RwLockReleaser,
   Semaphore,
   SemaphoreReleaser,
+  SignalSemaphore,
+  SignalSemaphoreOptions,
 } from '../..';
 
 const lockA = new AsyncLock(new SharedArrayBuffer(4));
@@ -120,6 +122,19 @@ void semaphore.acquire(2, { timeout: 5, signal: controller }).then((release) => 
 const ranWith: Promise<string> = semaphore.runExclusive(async () => 'x', 2);
 void ranWith;
 
+const items = new SignalSemaphore();
+const slotsFree = new SignalSemaphore(4, new SharedArrayBuffer(2 * SignalSemaphore.BYTES), 2);
+const itemsB = SignalSemaphore.from({ sab: items.sab, i32a: items.i32a, index: items.index });
+itemsB.release();
+items.release(2);
+const tookItems: boolean = items.tryAcquire() && itemsB.tryAcquire(2) && slotsFree.acquireSync(1, 10);
+void tookItems;
+const itemsFree: number = items.available;
+void itemsFree;
+const itemOptions: SignalSemaphoreOptions = { timeout: 5, signal: controller, priority: 1 };
+const taken: Promise<void> = items.acquire(1, itemOptions);
+void taken;
+
 const barrier = new Barrier(2, new SharedArrayBuffer(Barrier.BYTES), 0);
 const barrierB = Barrier.from({ i32a: barrier.i32a, index: barrier.index });
 const arrivalIndex: number = barrierB.arriveAndWait(10);
@@ -183,6 +198,10 @@ void sharedMode;
 new Semaphore();
 // @ts-expect-error: available is read-only
 semaphore.available = 3;
+// @ts-expect-error: a signalling semaphore has no release functions
+void items.acquire().then((release) => release());
+// @ts-expect-error: nor a count of what an instance holds
+void items.held;
 // @ts-expect-error: a latch is made from a count
 new Latch();
 // @ts-expect-error: the count is read-only
