@@ -19,7 +19,9 @@
 // add sees the waiter (and wakes every waiter), or the waiter sees the
 // value moved on (and its wait ends at once). Every add wakes every waiter,
 // so a waiter that ends without looking again (its thread died, it timed
-// out) takes no wake-up meant for another.
+// out) takes no wake-up meant for another. tests/loom_semaphore.rs
+// model-checks these steps, with an adder that never took anything and a
+// waiter whose thread dies in its wait.
 //
 // Each instance keeps a stake (lib/core.js watchStake) of the binding's
 // kind 1 (src/napi/stakes.rs Kind::Semaphore), its Int32s written right

@@ -71,7 +71,9 @@ pub fn break_dead_party(state: &AtomicI32, ended: &AtomicI32, generation: u32) -
 /// A thread that ends holding `held` permits of the semaphore whose
 /// `permits` and `waiters` words these are, with `announced` of its waits
 /// counted in `waiters` (waits it never left: it was stopped in them):
-/// takes those out of `waiters` and gives the permits back. Returns whether
+/// takes those out of `waiters` and gives the permits back. (A
+/// SignalSemaphore's thread holds none: what it took was consumed; only
+/// its waits are taken out.) Returns whether
 /// threads may be waiting: the caller then wakes them all, also when the
 /// thread held nothing, for it may have ended between a release's add and
 /// its notify (a call, where a worker can be stopped), or with that

@@ -14,7 +14,11 @@ use crate::stake;
 /// What a stake is a share of.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
-  /// A Semaphore: the word is its `permits`, the next Int32 its `waiters`.
+  /// A Semaphore, or a signalling semaphore (SignalSemaphore, and
+  /// async-mutex's Semaphore: lib/signal-count.js): the word is its
+  /// `permits`, the next Int32 its `waiters`; the stake's first Int32 is
+  /// the permits the instance holds (always 0 for a SignalSemaphore, whose
+  /// takes are consumed), its second its waits counted in `waiters`.
   Semaphore = 1,
   /// A wake-up owed to every waiter of the word: the stake's first Int32
   /// says that a Latch's count-down that reached zero, or a Condition's
