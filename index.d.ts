@@ -403,7 +403,7 @@ export class SignalSemaphore {
    *
    * @throws {TypeError} `value` has neither `i32a` nor `sab`.
    */
-  static from(value: AsyncLockSource): SignalSemaphore;
+  static from(value: AsyncLockSource, options?: PrimitiveOptions): SignalSemaphore;
   /**
    * `new SignalSemaphore()` (0, in a fresh 8-byte SharedArrayBuffer),
    * `new SignalSemaphore(initial)`, `new SignalSemaphore(initial, sab)`,
@@ -414,11 +414,14 @@ export class SignalSemaphore {
    * @throws {TypeError} `initial` is not a number; `sab` is not a SharedArrayBuffer or an Int32Array over one.
    * @throws {RangeError} `initial` is not an integer from 0 to 2^31 - 1; `index` leaves no room for two Int32s.
    */
-  constructor(initial?: number, sab?: SharedArrayBuffer | Int32Array, index?: number);
+  constructor(initial?: number, sab?: SharedArrayBuffer | Int32Array, index?: number, options?: PrimitiveOptions);
+  constructor(initial: number, options: PrimitiveOptions);
 
   readonly sab: SharedArrayBuffer;
   readonly i32a: Int32Array;
   readonly index: number;
+  /** The name given at construction (or by the posted instance); absent when none was. */
+  readonly name?: string;
   /** The permits free now (a snapshot). */
   readonly available: number;
 
@@ -788,7 +791,7 @@ export interface PrimitiveWaiter {
 
 /** One primitive in use, in query(). */
 export interface PrimitiveEntry {
-  kind: 'AsyncLock' | 'Semaphore' | 'RwLock' | 'Condition' | 'Barrier' | 'Latch';
+  kind: 'AsyncLock' | 'Semaphore' | 'SignalSemaphore' | 'RwLock' | 'Condition' | 'Barrier' | 'Latch';
   /** 'async-mutex' for that entry point's Semaphore. */
   package?: 'async-mutex';
   name: string | undefined;
@@ -809,3 +812,37 @@ export function query(): { at: number; primitives: PrimitiveEntry[] };
 
 /** query() (or `snapshot`) as text: a line per primitive and one per waiter. */
 export function report(snapshot?: { at: number; primitives: PrimitiveEntry[] }): string;
+
+/**
+ * Deadlock detection on (default) or off, for every thread of the process
+ * (also: ATOMICS_WAITASYNC_DEBUG=deadlocks). While on, a take that would
+ * close a cycle of takes that can never end throws (blocking) or rejects
+ * (async) with a DeadlockError.
+ */
+export function detectDeadlocks(enabled?: boolean): void;
+
+/**
+ * Lock-order checks on (default) or off, for every thread of the process
+ * (also: ATOMICS_WAITASYNC_DEBUG=lock-order): the first time two primitives
+ * are taken in the inverse order of one seen before, a process warning
+ * (LockOrderWarning, code ATOMICS_WAITASYNC_LOCK_ORDER).
+ */
+export function checkLockOrder(enabled?: boolean): void;
+
+/** One link of a deadlock's cycle: a thread's wait, and who holds what it waits for. */
+export interface DeadlockLink {
+  threadId: number;
+  blocking: boolean;
+  waitsFor: { kind: PrimitiveEntry['kind']; name?: string; buffer: number; index: number };
+  /** The thread holding it (undefined when `behind` says a waiting writer holds it off). */
+  heldBy?: number;
+  behind?: number;
+  /** Where `heldBy` took it, if recorded. */
+  stack?: string;
+}
+
+/** The error of a take that would close a cycle (code ERR_DEADLOCK). */
+export interface DeadlockError extends Error {
+  code: 'ERR_DEADLOCK';
+  cycle: DeadlockLink[];
+}

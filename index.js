@@ -19,6 +19,7 @@ const { createSignalSemaphore } = require('./lib/signal-semaphore');
 const { createBarrier } = require('./lib/barrier');
 const { createRwLock } = require('./lib/rwlock');
 const { createQuery } = require('./lib/query');
+const { createTracking } = require('./lib/tracking');
 const { preloadInWorkers, PLAIN_PRELOAD, FORCE_PRELOAD } = require('./lib/workers');
 
 const atomics = createAtomics(binding);
@@ -105,7 +106,12 @@ const RwLock = createRwLock({
 
 // Who holds and waits for what, in every thread: lib/query.js.
 const { query, report, inspectable } = createQuery(binding);
-for (const Class of [AsyncLock, Condition, Latch, Semaphore, Barrier, RwLock]) inspectable(Class);
+for (const Class of [AsyncLock, Condition, Latch, Semaphore, SignalSemaphore, Barrier, RwLock]) inspectable(Class);
+
+// Each take that waits, registered for query(); deadlock detection and
+// lock-order checks, as ATOMICS_WAITASYNC_DEBUG says: lib/tracking.js.
+const tracking = createTracking(binding);
+tracking.start([AsyncLock, Semaphore, RwLock]);
 
 module.exports = {
   waitAsync: atomics.waitAsync,
@@ -132,6 +138,9 @@ module.exports = {
   // Every primitive in use in any thread, its holders and waiters; as text.
   query,
   report,
+  // Opt-in: ERR_DEADLOCK for a wait that closes a cycle; lock-order warnings.
+  detectDeadlocks: tracking.detectDeadlocks,
+  checkLockOrder: tracking.checkLockOrder,
   // Test-only (not in index.d.ts): registry and pending-waiter counts.
   waitersForTesting: atomics.waitersForTesting,
 };

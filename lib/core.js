@@ -212,6 +212,7 @@ const kLabel = Object.freeze({
   Barrier: 5 | (3 << 8),
   Latch: 6 | (1 << 8),
   MutexSemaphore: 8 | (2 << 8),
+  SignalSemaphore: 9 | (2 << 8),
 });
 
 /** An Error (or `Type`) with a Node-style `code`. */

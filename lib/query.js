@@ -24,7 +24,7 @@ const { holderOf, ABANDONED, WAITERS } = require('./owned-word');
 const util = () => require('util');
 
 // The classes, by the number lib/core.js kLabel gives each.
-const kKinds = ['', 'AsyncLock', 'Semaphore', 'RwLock', 'Condition', 'Barrier', 'Latch', '', 'Semaphore'];
+const kKinds = ['', 'AsyncLock', 'Semaphore', 'RwLock', 'Condition', 'Barrier', 'Latch', '', 'Semaphore', 'SignalSemaphore'];
 // async-mutex's Semaphore shows as 'Semaphore', with `package: 'async-mutex'`.
 const kMutexSemaphore = 8;
 // The layout of a snapshot's rows (src/napi/diag.rs WATCHED_INTS, WAIT_NUMBERS).
@@ -42,6 +42,7 @@ function asked(label, what) {
   switch (label) {
     case 2:
     case kMutexSemaphore:
+    case 9:
       return { permits: what };
     case 3:
       return { mode: what === 2 ? 'write' : 'read' };
@@ -137,6 +138,9 @@ function newEntry(label, buffer, offset, words) {
     case 6:
       entry.state = { count: word };
       break;
+    case 9:
+      entry.state = { available: word };
+      break;
     default:
       break;
   }
@@ -169,6 +173,7 @@ function summary(entry) {
   if (entry.kind === 'Semaphore' && s.permits !== undefined) parts.push(`${s.free} of ${s.permits} free`);
   if (entry.package === 'async-mutex') parts.push(`value ${s.value}`);
   if (entry.kind === 'Latch') parts.push(`count ${s.count}`);
+  if (entry.kind === 'SignalSemaphore') parts.push(`${s.available} available`);
   if (entry.kind === 'Barrier') parts.push(`${s.arrived} of ${s.parties} arrived${s.broken ? ', broken' : ''}`);
   for (const h of entry.holders) {
     const what = h.permits !== undefined ? ` (${h.permits} permit${h.permits === 1 ? '' : 's'})`

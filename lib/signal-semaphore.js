@@ -46,6 +46,9 @@ const {
   validateCount,
   validateOptions,
   abortReason,
+  isOptionsBag,
+  nameOption,
+  kLabel,
 } = require('./core');
 const { kMax, kSignalStake, kStakeInts, kAnnounced, kOwed, take, add, announce, withdraw } = require('./signal-count');
 const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
@@ -189,8 +192,13 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      * @param {SharedArrayBuffer | Int32Array} [sab]
      * @param {number} [index=0]
      */
-    constructor(initial, sab, index) {
+    constructor(initial, sab, index, options) {
       requireStakeWatch(stakeWatch, 'SignalSemaphore');
+      if (index === undefined && options === undefined && isOptionsBag(sab)) {
+        options = sab; // new SignalSemaphore(0, { name })
+        sab = undefined;
+      }
+      const name = nameOption(options);
       if (initial === undefined) initial = 0;
       else if (initial !== kAttach) validateCount(initial, 'initial', kMax);
       const slot = int32Slot(sab, index, 0, SignalSemaphore.BYTES, 2);
@@ -200,13 +208,15 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
       this.i32a = slot.i32a;
       /** The index of its first Int32 (the value) in `i32a`. */
       this.index = slot.index;
+      /** The name given at construction (or by the posted instance), for query() and util.inspect; only if given. */
+      if (name !== undefined) this.name = name;
       if (initial !== kAttach) {
         Atomics.store(this.i32a, this.index + 1, 0);
         Atomics.store(this.i32a, this.index, initial);
       }
       // Should this thread end in a wait, or owing a release's wake-up, its
       // teardown sets that right.
-      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kSignalStake, kStakeInts, this);
+      this.#stake = watchStake(stakeWatch, this.i32a, this.index, kSignalStake, kStakeInts, this, kLabel.SignalSemaphore, name);
     }
 
     /**
@@ -214,8 +224,8 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      * sab, i32a, index }`, the structured clone of an instance), or of a
      * hand-made `{ sab, index }` / `{ i32a, index }`. Writes nothing.
      */
-    static from(value) {
-      return new SignalSemaphore(kAttach, ...fromPosted(value, 'a SignalSemaphore'));
+    static from(value, options) {
+      return new SignalSemaphore(kAttach, ...fromPosted(value, 'a SignalSemaphore', options));
     }
 
     /** The permits free now (a snapshot). */

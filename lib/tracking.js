@@ -32,7 +32,7 @@ const DETECT = 1;
 const ORDER = 2;
 
 // The classes by their label's low byte (lib/core.js kLabel).
-const kKindOf = ['', 'AsyncLock', 'Semaphore', 'RwLock', 'Condition', 'Barrier', 'Latch', '', 'Semaphore'];
+const kKindOf = ['', 'AsyncLock', 'Semaphore', 'RwLock', 'Condition', 'Barrier', 'Latch', '', 'Semaphore', 'SignalSemaphore'];
 
 /** A name for the primitive a cycle link or an inversion names. */
 function nameOf(p) {
@@ -42,7 +42,7 @@ function nameOf(p) {
 
 /** What a wait of class `label` asked for, as query() says it. */
 function askedText(label, what) {
-  if (label === 2 || label === 8) return `${what} permit${what === 1 ? '' : 's'} of`;
+  if (label === 2 || label === 8 || label === 9) return `${what} permit${what === 1 ? '' : 's'} of`;
   if (label === 3) return what === 2 ? 'the write lock of' : 'a read of';
   return '';
 }

@@ -8,7 +8,7 @@ const os = require('os');
 const path = require('path');
 const util = require('util');
 const helpers = require('../helpers');
-const { AsyncLock, Semaphore, RwLock, Latch, Barrier, Condition, query, report } = require('../..');
+const { AsyncLock, Semaphore, SignalSemaphore, RwLock, Latch, Barrier, Condition, query, report } = require('../..');
 
 const { primitiveWorker, root, runNodeAsync } = helpers;
 
@@ -114,6 +114,7 @@ describe('query(): who holds and who waits, from any thread', function () {
     assert.strictEqual(util.inspect(new Latch(2, { name: 'l' })), 'Latch "l" { count 2 }');
     assert.strictEqual(util.inspect(new Barrier(3)), 'Barrier { 0 of 3 arrived }');
     assert.strictEqual(util.inspect(new Condition()), 'Condition { idle }');
+    assert.strictEqual(util.inspect(new SignalSemaphore(2, { name: 'items' })), 'SignalSemaphore "items" { 2 available }');
   });
 
   it('report() is one line per primitive in use, naming its holders', () => {
