@@ -60,6 +60,10 @@ const CASES = [
   { id: 'lock-uncontended', file: 'lock-uncontended', ops: 50000, what: 'await executeLocked(f), uncontended (native: the V8 post\'s lock)' },
   { id: 'semaphore-uncontended', file: 'semaphore-uncontended', ops: 200000, what: 'acquireSync(1); f(); release(1), uncontended (native: one written by hand)' },
   { id: 'rwlock-uncontended', file: 'rwlock-uncontended', ops: 200000, what: 'readSync(); f(); releaseRead(), uncontended (native: one written by hand)' },
+  // A take that waits: in one thread (repeats to ~0.01 %), and handed
+  // between two (moves by a few percent with how they interleave; --reps 3).
+  { id: 'lock-contended-same-thread', file: 'lock-contended-same-thread', ops: 20000, what: 'await executeLocked(f) queued behind another instance\'s hold, same thread (native: the V8 post\'s lock)' },
+  { id: 'lock-contended', file: 'lock-contended', ops: 5000, threads: true, valgrind: ['--fair-sched=yes'], v8: ['--no-memory-reducer'], what: 'main\'s await executeLocked(f) ⇄ a worker\'s lock(), main\'s take always waits, per round (native: the V8 post\'s lock)' },
   { id: 'ping-pong', file: 'ping-pong', ops: 10000, threads: true, valgrind: ['--fair-sched=yes'], v8: ['--no-memory-reducer'], what: 'main waitAsync ⇄ worker wait, per round trip' },
   { id: 'worker-ping-pong', file: 'worker-ping-pong', ops: 25000, threads: true, valgrind: ['--fair-sched=yes'], v8: ['--no-memory-reducer'], what: 'worker wait ⇄ worker wait, per round trip' },
   { id: 'many-elements', file: 'many-elements', ops: 20000, what: '1,000 elements, one waiter each: notify + settle, per waiter' },
