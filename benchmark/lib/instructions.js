@@ -61,7 +61,10 @@ const CASES = [
   { id: 'semaphore-uncontended', file: 'semaphore-uncontended', ops: 200000, what: 'acquireSync(1); f(); release(1), uncontended (native: one written by hand)' },
   { id: 'rwlock-uncontended', file: 'rwlock-uncontended', ops: 200000, what: 'readSync(); f(); releaseRead(), uncontended (native: one written by hand)' },
   // A take that waits: in one thread (repeats to ~0.01 %), and handed
-  // between two (moves by a few percent with how they interleave; --reps 3).
+  // between two, which moves by tens of percent with how the threads
+  // interleave (three runs: 66,860 / 69,573 / 79,659 for the addon, 45,970
+  // / 37,397 / 29,663 native; the worker's lock() found main holding the
+  // lock in 4,934, 10 and 168 of 5,000 rounds): read it with its paths.
   { id: 'lock-contended-same-thread', file: 'lock-contended-same-thread', ops: 20000, what: 'await executeLocked(f) queued behind another instance\'s hold, same thread (native: the V8 post\'s lock)' },
   { id: 'lock-contended', file: 'lock-contended', ops: 5000, threads: true, valgrind: ['--fair-sched=yes'], v8: ['--no-memory-reducer'], what: 'main\'s await executeLocked(f) ⇄ a worker\'s lock(), main\'s take always waits, per round (native: the V8 post\'s lock)' },
   { id: 'ping-pong', file: 'ping-pong', ops: 10000, threads: true, valgrind: ['--fair-sched=yes'], v8: ['--no-memory-reducer'], what: 'main waitAsync ⇄ worker wait, per round trip' },
