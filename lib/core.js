@@ -381,6 +381,7 @@ class AsyncWait {
     /** Whether its last wait ended in a wake-up ('ok'). */
     this.woken = false;
     this.queued = false; // a waitAsync of ours is pending
+    this.timedOut = false; // next() threw the timeout
     this.aborted = false;
     this.flushed = false; // the abort's notify returned
     this.onAbort = null;
@@ -410,7 +411,10 @@ class AsyncWait {
     let remaining = Infinity;
     if (this.deadline !== Infinity) {
       remaining = this.deadline - performance.now();
-      if (remaining <= 0) throw this.onTimeout(this.timeout);
+      if (remaining <= 0) {
+        this.timedOut = true;
+        throw this.onTimeout(this.timeout);
+      }
     }
     if (cap !== undefined && cap < remaining) remaining = cap;
     if (this.since === 0) this.since = performance.now();

@@ -1,0 +1,264 @@
+'use strict';
+// What the primitives of the family tell diagnostics_channel: the one
+// place they report to. Node's convention for instrumenting a library
+// (undici, http and net publish on named channels; APM and tracing tools
+// subscribe). Per kind of primitive (its class name; the async-mutex
+// entry's two classes are `async-mutex/Mutex` and `async-mutex/Semaphore`):
+//
+//   atomics-waitasync:<kind>:wait:start   a take (or wait) that has to wait, before it blocks or queues
+//   atomics-waitasync:<kind>:wait:end     the same message, once that wait has ended, with its outcome
+//   atomics-waitasync:<kind>:abandoned    a take found that the holder's thread had ended holding it
+//   atomics-waitasync:<kind>:run          a tracing channel (tracePromise) around executeLocked,
+//                                         runExclusive, runShared
+//   atomics-waitasync:<kind>:acquire      a tracing channel around the async takes (acquire, read, write)
+//
+// docs/debugging.md lists what each message holds, for each kind.
+//
+// Every wait of every primitive goes through waitStart and waitEnd: once
+// per take that has to wait (not per retry or slice of its wait loop),
+// waitStart before the take changes anything that says it waits (a
+// waiters count, the word's WAITERS bit, a place in the instance's line,
+// a barrier's arrival), so that should it throw, nothing is left queued or
+// counted; waitEnd exactly once after it, from a `finally` (or the async
+// frame's equivalent), with how the wait ended:
+//
+//   taken       took what it asked for (a lock, permits, a read, a write)
+//   abandoned   took a lock whose holder's thread had ended holding it
+//   unlocked    waitForUnlock(): saw the lock free (takes nothing)
+//   woken       a Condition's wait was notified (or woken spuriously)
+//   reached     a Latch's count reached zero
+//   arrived     every party of a Barrier's generation arrived
+//   broken      the Barrier broke (a party timed out, aborted, ended, or reset() was called)
+//   timeout     its timeout passed first
+//   abort       its signal aborted first (the async-mutex entry's cancel() too)
+//   error       it threw (its own error, not one of the above)
+//
+// A dying thread's own teardown runs in Rust and cannot publish, so it is
+// the next taker that reports an abandoned hold (`abandoned`).
+//
+// Cost. Nothing is looked up at load: diagnostics_channel is required,
+// and a kind's channels made, the first time a primitive of that kind
+// waits or runs a traced call in this thread. With nobody subscribed, a
+// take that does not wait pays nothing, a traced call one check of a
+// boolean (`kind.run`, `kind.acquire`), a wait one more (`kind.waits`).
+// Those booleans are kept up to date as subscribers come and go (watch):
+// the checks diagnostics_channel offers cost more than the 1 % an
+// uncontended executeLocked may spend on them (a TracingChannel's
+// hasSubscribers reads five channels: executeLocked went from 1,014 to
+// 1,050-1,078 instructions, benchmark/instructions/lock-uncontended.js).
+// Methods that check keep the traced call out of line (executeTraced in
+// lib/async-lock.js): a few bytes more of executeLocked made TurboFan
+// stop inlining what it calls (1,160 instructions).
+//
+// Where the runtime has no diagnostics_channel (Node 12, Node 14 before
+// 14.17) nothing is published; where it has no tracingChannel (before
+// Node 18.19 and 19.9), the tracing channels are not there and the calls
+// run untraced.
+
+const { performance } = require('perf_hooks');
+const { threadId } = require('worker_threads');
+const { ours } = require('./core');
+
+const reflectApply = Reflect.apply;
+const reflectDefineProperty = Reflect.defineProperty;
+const reflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+const reflectGetPrototypeOf = Reflect.getPrototypeOf;
+
+/**
+ * A kind of primitive: its `name` (in every message and channel name),
+ * and whether anyone may listen on its channels: `waits` (wait:start or
+ * wait:end), `run` and `acquire` (their tracing channels). They are
+ * true until its channels are looked up, then kept up to date (watch);
+ * they stay true if they could not be (a channel that cannot be watched),
+ * and every use checks the channels themselves too. `channels`: null until
+ * looked up, false where the runtime has no diagnostics_channel.
+ */
+function createKind(name) {
+  return { name, waits: true, run: true, acquire: true, channels: null };
+}
+
+// diagnostics_channel: undefined until looked up, null where the runtime has none.
+let dc;
+
+/**
+ * diagnostics_channel, or null where the runtime has none (its require
+ * fails: MODULE_NOT_FOUND). Out of stack (a RangeError) it throws, and
+ * looks again next time.
+ */
+function diagnosticsChannel() {
+  if (dc === undefined) {
+    let found = null;
+    try {
+      found = require('diagnostics_channel');
+    } catch (error) {
+      if (error instanceof RangeError) throw error;
+    }
+    dc = found !== null && typeof found.channel === 'function' ? found : null;
+  }
+  return dc;
+}
+
+/** Whether anyone listens on a tracing channel (any of its five; Node 18 has no hasSubscribers of its own). */
+function tracingListened(tracing) {
+  return tracing.start.hasSubscribers || tracing.end.hasSubscribers || tracing.asyncStart.hasSubscribers ||
+    tracing.asyncEnd.hasSubscribers || tracing.error.hasSubscribers;
+}
+
+/**
+ * The channels of `kind`, made (or found, if a subscriber made them
+ * first) and watched the first time; false where the runtime has no
+ * diagnostics_channel. A throw (out of stack) leaves `kind` as it was:
+ * looked up again next time.
+ */
+function channelsOf(kind) {
+  if (kind.channels !== null) return kind.channels;
+  const found = diagnosticsChannel();
+  if (found === null) {
+    kind.waits = kind.run = kind.acquire = false;
+    kind.channels = false;
+    return false;
+  }
+  const prefix = `atomics-waitasync:${kind.name}`;
+  const hasTracing = typeof found.tracingChannel === 'function';
+  const channels = {
+    waitStart: found.channel(`${prefix}:wait:start`),
+    waitEnd: found.channel(`${prefix}:wait:end`),
+    abandoned: found.channel(`${prefix}:abandoned`),
+    run: hasTracing ? found.tracingChannel(`${prefix}:run`) : null,
+    acquire: hasTracing ? found.tracingChannel(`${prefix}:acquire`) : null,
+  };
+  const update = () => {
+    kind.waits = channels.waitStart.hasSubscribers || channels.waitEnd.hasSubscribers;
+    kind.run = channels.run !== null && tracingListened(channels.run);
+    kind.acquire = channels.acquire !== null && tracingListened(channels.acquire);
+  };
+  let watched = watch(channels.waitStart, update) && watch(channels.waitEnd, update);
+  for (const tracingChannel of [channels.run, channels.acquire]) {
+    if (tracingChannel === null) continue;
+    for (const event of ['start', 'end', 'asyncStart', 'asyncEnd', 'error']) watched = watch(tracingChannel[event], update) && watched;
+  }
+  kind.channels = channels;
+  if (watched) update(); // (else the flags stay true, and each use looks at the channels)
+  return channels;
+}
+
+// The methods of a channel that change whether it has subscribers.
+const kChanging = ['subscribe', 'unsubscribe', 'bindStore', 'unbindStore'];
+
+/**
+ * Has `update()` run after each call of `channel`'s methods that change
+ * whether it has subscribers, whoever calls them (dc.subscribe(name),
+ * tracingChannel.subscribe and channel.subscribe all call the channel's
+ * own): each becomes an own property of the channel that calls what was
+ * there before it (another copy of the package's, or the prototype's of
+ * the moment: Node swaps a channel's prototype as it gains and loses
+ * subscribers), then `update`. Returns false where it could not
+ * (a channel that is not extensible).
+ */
+function watch(channel, update) {
+  for (let i = 0; i < kChanging.length; i++) {
+    const name = kChanging[i];
+    const own = reflectGetOwnPropertyDescriptor(channel, name);
+    const before = own !== undefined && typeof own.value === 'function' ? own.value : undefined;
+    if (before === undefined && typeof channel[name] !== 'function') continue; // (Node 14 and 16 have no stores)
+    const watching = function () {
+      try {
+        return reflectApply(before !== undefined ? before : reflectGetPrototypeOf(this)[name], this, arguments);
+      } finally {
+        update();
+      }
+    };
+    if (!reflectDefineProperty(channel, name, { __proto__: null, value: watching, writable: true, configurable: true })) return false;
+  }
+  return true;
+}
+
+/**
+ * A take (or wait) of `instance`, of `kind` (createKind), has to wait:
+ * called once, before the take changes anything that says it waits.
+ * `what` is what it asked for (`{ lock: true }`, `{ permits: n }`,
+ * `{ mode: 'read' }` …, docs/debugging.md), `blocking` whether the thread
+ * blocks (lock(), acquireSync …) or an async take waits. Publishes
+ * wait:start; returns the token to hand to waitEnd, or undefined when
+ * nobody listens (waitEnd then need not be called). May throw (nothing
+ * has changed then).
+ */
+function waitStart(instance, kind, what, blocking) {
+  if (!kind.waits) return undefined;
+  const channels = channelsOf(kind);
+  if (channels === false) return undefined;
+  const start = channels.waitStart;
+  const end = channels.waitEnd;
+  if (!start.hasSubscribers && !end.hasSubscribers) return undefined;
+  const message = { instance, kind: kind.name, threadId, what, blocking };
+  const token = { message, end, since: performance.now() };
+  if (start.hasSubscribers) start.publish(message);
+  return token;
+}
+
+/**
+ * The wait of `token` (waitStart's) has ended, with `outcome` (see
+ * above): publishes wait:end, the start's message with `outcome` and
+ * `waited` (ms, performance.now). Never throws: how the take went is not
+ * changed by who listens (subscribers' own errors are diagnostics_channel's
+ * to report, as uncaught exceptions).
+ */
+function waitEnd(token, outcome) {
+  if (token === undefined) return;
+  try {
+    const message = token.message;
+    message.outcome = outcome;
+    message.waited = performance.now() - token.since;
+    if (token.end.hasSubscribers) token.end.publish(message);
+  } catch (_) {
+    // (out of stack: the message is lost, the take is not)
+  }
+}
+
+/**
+ * How an async wait that threw ended, for waitEnd: 'timeout' if its
+ * AsyncWait (lib/core.js, or null) threw the timeout, 'abort' if its
+ * signal aborted, else 'error'. (Where the wait throws a timeout of its
+ * own, before or after its AsyncWait, it says so itself.)
+ */
+function endedAs(waiting, signal) {
+  if (waiting !== null && waiting.timedOut) return 'timeout';
+  return signal !== undefined && signal.aborted ? 'abort' : 'error';
+}
+
+/**
+ * A take of `instance`, of `kind`, found that the holder's thread had
+ * ended holding it: publishes `abandoned`. Called from the middle of a
+ * take (after it took): callers catch what it may throw (out of stack).
+ */
+function abandoned(instance, kind) {
+  const channels = channelsOf(kind);
+  if (channels === false || !channels.abandoned.hasSubscribers) return;
+  channels.abandoned.publish({ instance, kind: kind.name, threadId });
+}
+
+/**
+ * Whether anyone listens on `kind`'s tracing channel `which` ('run' or
+ * 'acquire'): a primitive's async call is traced when `kind[which] &&
+ * tracing(kind, which)`, and runs as ever when not. (`kind[which]` is
+ * the one check paid when nobody listens; this looks at the channels
+ * themselves, the first time of the kind and where they are not watched.)
+ */
+function tracing(kind, which) {
+  const channels = channelsOf(kind);
+  return channels !== false && channels[which] !== null && tracingListened(channels[which]);
+}
+
+/**
+ * `fn(...args)`, a primitive's async call that returns a promise, traced
+ * on `kind`'s tracing channel `which` with tracePromise's start, end,
+ * asyncStart, asyncEnd and error (where tracing(kind, which) says anyone
+ * listens). The context: `{ instance, kind, threadId, method, what }`, to
+ * which tracePromise adds `result` or `error`.
+ */
+function traced(kind, which, instance, method, what, fn, ...args) {
+  const context = { instance, kind: kind.name, threadId, method, what };
+  return ours(channelsOf(kind)[which].tracePromise(fn, context, undefined, ...args));
+}
+
+module.exports = { createKind, waitStart, waitEnd, endedAs, abandoned, tracing, traced };
