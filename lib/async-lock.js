@@ -34,8 +34,10 @@ const {
   nameOption,
   kLabel,
 } = require('./core');
+const { createKind, waitStart, waitEnd, endedAs, tracing, traced } = require('./diagnostics');
 const {
   createOwnedWord,
+  kLock,
   holderOf,
   isFree,
   isUnheld,
@@ -54,8 +56,9 @@ const { join, leave, park, unpark, abandonPark, wake, wakeFirst, mayPass, goesOn
 const LOCKED = 1;
 const CONTENDED = 2;
 
-// Whether an instance holds the lock: `{ held, abandoned }`, and the line
-// of its async takes (lib/line.js: `first`, `last`), one per instance, kept
+// Whether an instance holds the lock: `{ held, abandoned }`, the line of
+// its async takes (lib/line.js: `first`, `last`), and what its waits are
+// reported as (`instance`, `kind`: lib/diagnostics.js), one per instance, kept
 // in a private field (see createAsyncLock's `stateOf`): Object.freeze
 // leaves it writable (an own property would make the write after a
 // successful compareExchange throw and leave the lock taken by nobody),
@@ -67,6 +70,9 @@ const CONTENDED = 2;
 
 const timeoutError = (ms) => codedError(`Timed out after ${ms} ms waiting for the AsyncLock`, 'ERR_ASYNC_LOCK_TIMEOUT');
 
+// What a waitForUnlock() waits for (lib/diagnostics.js; a take asks for kLock).
+const kUnlocked = Object.freeze({ unlocked: true });
+
 /**
  * Creates the AsyncLock class over `{ wait, waitAsync, notify }`, with the
  * semantics of Atomics.wait / waitAsync / notify, and the binding's
@@ -75,6 +81,9 @@ const timeoutError = (ms) => codedError(`Timed out after ${ms} ms waiting for th
  * src/napi/locks.rs and held.rs: the package's own, or wrappers of them in tests.
  */
 function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lockWatch }) {
+  // What the instances' waits are reported as (lib/diagnostics.js), unless
+  // another primitive over an instance says otherwise (async-mutex's Mutex).
+  const kind = createKind('AsyncLock');
   const word = createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner });
   const { env, passOn, takeUnlocked, takeFree, heldAlone, claim, waitState, lockSlow, unlockHeld, releaseWord } = word;
   // The private `#state` of an AsyncLock of this factory, or undefined
@@ -194,56 +203,71 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       if (!free) {
         if (timeout === 0) throw timeoutError(0);
         const deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
-        entry = join(mine, op, priority);
-        if (!goesOnUnheld(mine, entry)) {
-          parked = true;
-          const outcome = await ours(park(entry, deadline, signal));
-          parked = false;
-          holding = outcome === GRANTED; // (before unpark, which may throw: finally then releases it)
-          unpark(entry);
-          if (!holding) {
-            if (outcome === TIMED_OUT) throw timeoutError(timeout);
-            if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
-          }
-        }
-      }
-      if (!free && !holding) {
-        goOn(entry); // (when it was not woken so)
-        const remaining = remainingOf(entry, timeout);
-        if (remaining <= 0) throw timeoutError(timeout);
-        const waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout));
-        waiting.since = entry.since; // (this thread's takes have waited since)
+        // Before it joins the line: should this throw, nothing is queued.
+        const token = waitStart(mine.instance, mine.kind, op === kWaitForUnlock ? kUnlocked : kLock, false);
+        let ended = 'error'; // how the wait ended (lib/diagnostics.js)
+        let waiting = null;
         try {
-          const w = waitState();
-          for (;;) {
-            let expected;
-            if (op === kWaitForUnlock) {
-              const state = Atomics.load(i32a, index);
-              if (isFree(state) || state === HANDED) {
-                // A wake-up we took was meant for a thread that wants the
-                // lock: pass it on, as we leave without taking it.
-                if (waiting.woken) passOn(i32a, index, 1);
-                break;
+          entry = join(mine, op, priority);
+          if (!goesOnUnheld(mine, entry)) {
+            parked = true;
+            const outcome = await ours(park(entry, deadline, signal));
+            parked = false;
+            holding = outcome === GRANTED; // (before unpark, which may throw: finally then releases it)
+            unpark(entry);
+            if (!holding) {
+              if (outcome === TIMED_OUT) {
+                ended = 'timeout';
+                throw timeoutError(timeout);
               }
-              // Held: make sure the word says WAITERS before waiting on it.
-              expected = state | WAITERS;
-              if (state !== expected && Atomics.compareExchange(i32a, index, state, expected) !== state) continue;
-            } else {
-              w.woken = waiting.woken;
-              w.since = waiting.since;
-              expected = claim(i32a, index, mine, w);
-              if (expected === 0) {
-                holding = true;
-                break;
-              }
+              if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
             }
-            // (A timeout leaves the word WAITERS: one spare notify later.)
-            const pending = waiting.next(expected, expected === HANDED ? kGrace : undefined);
-            if (pending !== undefined) waiting.settled(await pending);
           }
+          if (!holding) {
+            goOn(entry); // (when it was not woken so)
+            const remaining = remainingOf(entry, timeout);
+            if (remaining <= 0) {
+              ended = 'timeout';
+              throw timeoutError(timeout);
+            }
+            waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout));
+            waiting.since = entry.since; // (this thread's takes have waited since)
+            try {
+              const w = waitState();
+              for (;;) {
+                let expected;
+                if (op === kWaitForUnlock) {
+                  const state = Atomics.load(i32a, index);
+                  if (isFree(state) || state === HANDED) {
+                    // A wake-up we took was meant for a thread that wants the
+                    // lock: pass it on, as we leave without taking it.
+                    if (waiting.woken) passOn(i32a, index, 1);
+                    break;
+                  }
+                  // Held: make sure the word says WAITERS before waiting on it.
+                  expected = state | WAITERS;
+                  if (state !== expected && Atomics.compareExchange(i32a, index, state, expected) !== state) continue;
+                } else {
+                  w.woken = waiting.woken;
+                  w.since = waiting.since;
+                  expected = claim(i32a, index, mine, w);
+                  if (expected === 0) {
+                    holding = true;
+                    break;
+                  }
+                }
+                // (A timeout leaves the word WAITERS: one spare notify later.)
+                const pending = waiting.next(expected, expected === HANDED ? kGrace : undefined);
+                if (pending !== undefined) waiting.settled(await pending);
+              }
+            } finally {
+              // (Should this throw after a take, the outer finally gives the lock back.)
+              waiting.end();
+            }
+          }
+          ended = op === kWaitForUnlock ? 'unlocked' : mine.abandoned ? 'abandoned' : 'taken';
         } finally {
-          // (Should this throw after a take, the outer finally gives the lock back.)
-          waiting.end();
+          if (token !== undefined) waitEnd(token, ended !== 'error' ? ended : endedAs(waiting, signal));
         }
       }
       if (entry !== null) {
@@ -353,6 +377,22 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
   }
 
   /**
+   * executeLocked(f, options) where its tracing channel may have
+   * subscribers (kind.run): traced if it has (lib/diagnostics.js), else as
+   * executeLocked runs (its fast path, or the general one). Apart, so that
+   * executeLocked stays small enough to be inlined with what it calls
+   * (TurboFan's budget: an uncontended executeLocked cost 5 % more).
+   */
+  function executeTraced(lock, f, options) {
+    if (tracing(kind, 'run')) return traced(kind, 'run', lock, 'executeLocked', kLock, lockedAsync, lock, kExecute, f, options);
+    if (options === undefined && typeof f === 'function') {
+      const mine = stateIfLock(lock);
+      if (mine !== undefined && mine.first === null && lock.i32a[lock.index] === UNLOCKED) return runFree(lock, mine, f);
+    }
+    return lockedAsync(lock, kExecute, f, options);
+  }
+
+  /**
    * A mutex in one Int32 slot of a SharedArrayBuffer, for worker_threads and
    * the main thread: `lock()` blocks, `executeLocked(f)` / `acquire()` never
    * block. Every thread builds its own instance over the same slot.
@@ -399,7 +439,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       this.index = index;
       /** The name given at construction (or by the posted instance), for query() and util.inspect; only if given. */
       if (name !== undefined) this.name = name;
-      this.#state = { held: false, abandoned: false, first: null, last: null, going: null };
+      this.#state = { held: false, abandoned: false, first: null, last: null, going: null, instance: this, kind };
       word.claimOwner();
       // Should this thread end holding the lock, its teardown frees it.
       lockWatch(i32a, index, this, kLabel.AsyncLock, name, threadId);
@@ -516,6 +556,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      * @returns {Promise<T>}
      */
     executeLocked(f, options) {
+      // Traced (lib/diagnostics.js) when anyone listens: one check else.
+      if (kind.run) return executeTraced(this, f, options);
       // The common call, on a lock seen free: runFree takes it and runs f,
       // without lockedAsync's options and waiting; anything else, a bad
       // `this` included, takes the general path. The word is read plainly
@@ -546,6 +588,11 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      * @returns {Promise<() => void>}
      */
     acquire(options) {
+      // Traced as what the instance is reported as (async-mutex's Mutex's acquire is this).
+      const mine = stateIfLock(this);
+      if (mine !== undefined && mine.kind.acquire && tracing(mine.kind, 'acquire')) {
+        return traced(mine.kind, 'acquire', mine.instance, 'acquire', kLock, lockedAsync, this, kAcquire, undefined, options);
+      }
       return lockedAsync(this, kAcquire, undefined, options);
     }
 

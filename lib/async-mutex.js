@@ -54,6 +54,8 @@ const {
 const { newLine, deferred, join, leave, park, unpark, abandonPark, wake, mayPass, WAITING, GRANTED, ABORTED } = require('./line');
 const { heldStateReader } = require('./async-lock');
 const { kMax, kSignalStake, kStakeInts, kOwed, take, add, announce, withdraw } = require('./signal-count');
+const { kLock } = require('./owned-word');
+const { createKind, waitStart, waitEnd, tracing, traced } = require('./diagnostics');
 
 // async-mutex's errors, by identity: code compares with them (e === E_CANCELED).
 const E_TIMEOUT = new Error('timeout while waiting for mutex to become available');
@@ -134,6 +136,10 @@ class Canceller {
  */
 function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
   const heldOf = heldStateReader(AsyncLock);
+  // What the instances' waits are reported as (lib/diagnostics.js). A
+  // Mutex's are its AsyncLock's, reported as the Mutex's.
+  const mutexKind = createKind('async-mutex/Mutex');
+  const semaphoreKind = createKind('async-mutex/Semaphore');
   // Every change wakes every waiter, so no wake-up is meant for one.
   const env = waitEnv({ waitAsync, notify }, { leave: () => {} });
 
@@ -157,6 +163,10 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
       const lock = attaching !== null ? attaching : new AsyncLock();
       attaching = null;
       this.#lock = lock;
+      // Its lock's waits, abandoned takes and acquire() are reported as this Mutex's.
+      const held = heldOf(lock);
+      held.instance = this;
+      held.kind = mutexKind;
       this.#canceller = new Canceller(this.#cancelError);
       /** The SharedArrayBuffer, Int32Array and index of the lock's word (what postMessage copies). */
       this.sab = lock.sab;
@@ -186,16 +196,11 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
     }
 
     /** Runs `callback` holding the lock, once acquire() resolved; releases it however it ends. */
-    async runExclusive(callback, priority) {
-      if (typeof callback !== 'function') {
-        throw new TypeError(`The "callback" argument must be a function. Received ${describe(callback)}`);
+    runExclusive(callback, priority) {
+      if (mutexKind.run && tracing(mutexKind, 'run')) {
+        return traced(mutexKind, 'run', this, 'runExclusive', kLock, runMutexExclusive, this, callback, priority);
       }
-      const release = await this.acquire(priority);
-      try {
-        return await callback();
-      } finally {
-        release();
-      }
+      return runMutexExclusive(this, callback, priority);
     }
 
     /** Whether any thread holds the lock, or a take of this instance waits (a snapshot). */
@@ -237,6 +242,19 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
   }
   const lockOf = Mutex.lockOf;
   delete Mutex.lockOf;
+
+  /** Mutex#runExclusive, untraced. */
+  async function runMutexExclusive(mutex, callback, priority) {
+    if (typeof callback !== 'function') {
+      throw new TypeError(`The "callback" argument must be a function. Received ${describe(callback)}`);
+    }
+    const release = await mutex.acquire(priority);
+    try {
+      return await callback();
+    } finally {
+      release();
+    }
+  }
 
   function mutexLock(mutex) {
     const lock = lockOf(mutex);
@@ -445,22 +463,33 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
   async function acquireIn(s, weight, priority) {
     let value = mayPass(s.line, priority) ? takeKept(s, weight) : null;
     if (value === null) {
-      const entry = join(s.line, weight, priority);
-      let parked = true;
+      // Before it joins the line: should this throw, nothing is queued.
+      const token = waitStart(s.instance, semaphoreKind, { permits: weight }, false);
+      let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       try {
-        // Parked before the pump starts: its first look may hand it the
-        // permits (another thread gave some since the take above).
-        const turn = park(entry, Infinity, undefined);
-        startPump(s);
-        const outcome = await ours(turn);
-        parked = false;
-        unpark(entry);
-        if (outcome !== GRANTED) throw entry.error !== undefined ? entry.error : s.cancelError;
-        value = entry.value;
+        const entry = join(s.line, weight, priority);
+        let parked = true;
+        try {
+          // Parked before the pump starts: its first look may hand it the
+          // permits (another thread gave some since the take above).
+          const turn = park(entry, Infinity, undefined);
+          startPump(s);
+          const outcome = await ours(turn);
+          parked = false;
+          unpark(entry);
+          if (outcome !== GRANTED) {
+            if (entry.error === undefined) ended = 'abort'; // (cancel(); else the pump failed)
+            throw entry.error !== undefined ? entry.error : s.cancelError;
+          }
+          value = entry.value;
+          ended = 'taken';
+        } finally {
+          // (A failed await of its turn: out of the line; given back if it was handed them.)
+          if (parked && abandonPark(entry)) give(s, weight);
+          leave(entry);
+        }
       } finally {
-        // (A failed await of its turn: out of the line; given back if it was handed them.)
-        if (parked && abandonPark(entry)) give(s, weight);
-        leave(entry);
+        if (token !== undefined) waitEnd(token, ended);
       }
     }
     try {
@@ -476,21 +505,29 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
 
   /** waitForUnlock() that cannot go at once: waits in the instance's unlockWaiters. */
   async function waitForUnlockIn(s, weight, priority) {
-    const { promise, resolve } = deferred();
-    const waiters = s.unlockWaiters;
-    let at = waiters.length;
-    while (at > 0 && waiters[at - 1].priority < priority) at--;
-    const waiter = { weight, priority, resolve, error: undefined };
-    waiters.splice(at, 0, waiter);
+    // Before it joins the waiters: should this throw, nothing is queued.
+    const token = waitStart(s.instance, semaphoreKind, { permits: weight, unlocked: true }, false);
+    let ended = 'error'; // how the wait ended (lib/diagnostics.js)
     try {
-      startPump(s);
-    } catch (error) {
-      const left = waiters.indexOf(waiter);
-      if (left !== -1) waiters.splice(left, 1);
-      throw error;
+      const { promise, resolve } = deferred();
+      const waiters = s.unlockWaiters;
+      let at = waiters.length;
+      while (at > 0 && waiters[at - 1].priority < priority) at--;
+      const waiter = { weight, priority, resolve, error: undefined };
+      waiters.splice(at, 0, waiter);
+      try {
+        startPump(s);
+      } catch (error) {
+        const left = waiters.indexOf(waiter);
+        if (left !== -1) waiters.splice(left, 1);
+        throw error;
+      }
+      await ours(promise);
+      if (waiter.error !== undefined) throw waiter.error;
+      ended = 'unlocked';
+    } finally {
+      if (token !== undefined) waitEnd(token, ended);
     }
-    await ours(promise);
-    if (waiter.error !== undefined) throw waiter.error;
   }
 
   let attachingSlot = null; // the { i32a, index } Semaphore.from() hands its constructor
@@ -552,20 +589,21 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
      */
     acquire(weight, priority) {
       const s = stateOf(this);
-      return acquireIn(s, validateWeight(weight), priorityOf(priority));
+      weight = validateWeight(weight);
+      priority = priorityOf(priority);
+      if (semaphoreKind.acquire && tracing(semaphoreKind, 'acquire')) {
+        return traced(semaphoreKind, 'acquire', this, 'acquire', { permits: weight }, acquireIn, s, weight, priority);
+      }
+      return acquireIn(s, weight, priority);
     }
 
     /** Runs `callback(value)` holding `weight`, once acquire() resolved; gives them back however it ends. */
-    async runExclusive(callback, weight, priority) {
-      if (typeof callback !== 'function') {
-        throw new TypeError(`The "callback" argument must be a function. Received ${describe(callback)}`);
+    runExclusive(callback, weight, priority) {
+      if (semaphoreKind.run && tracing(semaphoreKind, 'run')) {
+        const what = { permits: weight === undefined ? 1 : weight };
+        return traced(semaphoreKind, 'run', this, 'runExclusive', what, runSemaphoreExclusive, this, callback, weight, priority);
       }
-      const [value, release] = await this.acquire(weight, priority);
-      try {
-        return await callback(value);
-      } finally {
-        release();
-      }
+      return runSemaphoreExclusive(this, callback, weight, priority);
     }
 
     /** Resolves, without taking, once a take of `weight` and `priority` could go at once. */
@@ -626,6 +664,19 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
   }
   const stateIfSemaphore = Semaphore.stateIfSemaphore;
   delete Semaphore.stateIfSemaphore;
+
+  /** Semaphore#runExclusive, untraced. */
+  async function runSemaphoreExclusive(semaphore, callback, weight, priority) {
+    if (typeof callback !== 'function') {
+      throw new TypeError(`The "callback" argument must be a function. Received ${describe(callback)}`);
+    }
+    const [value, release] = await semaphore.acquire(weight, priority);
+    try {
+      return await callback(value);
+    } finally {
+      release();
+    }
+  }
 
   function stateOf(semaphore) {
     const s = stateIfSemaphore(semaphore);

@@ -40,12 +40,15 @@
 // announced by the word. That costs one spare notify at most, never a lost
 // one. tests/loom_robust.rs model-checks these steps.
 //
-// What a thread's hold is, `mine`: `{ held, abandoned }`, one per instance
-// of the primitive, which marks it as it takes and releases the word.
+// What a thread's hold is, `mine`: `{ held, abandoned, instance, kind }`,
+// one per instance of the primitive, which marks it as it takes and
+// releases the word; `instance` and `kind` are what its waits and
+// abandoned takes are reported as (lib/diagnostics.js).
 
 const { performance } = require('perf_hooks');
 const { threadId } = require('worker_threads');
 const { codedError, deliver, spinTake, waitEnv } = require('./core');
+const { waitStart, waitEnd, abandoned } = require('./diagnostics');
 
 const UNLOCKED = 0;
 const ABANDONED = 1;
@@ -72,6 +75,9 @@ const isUnheld = (word) => isFree(word) || word === HANDED;
 // and the caller must pass it on.
 const kLater = -(2 ** 31);
 const kOwed = -(2 ** 32) - 2 ** 31;
+
+// What a take of the word asks for (lib/diagnostics.js).
+const kLock = Object.freeze({ lock: true });
 
 const deadlockError = () =>
   codedError('This AsyncLock is already held by this thread: lock() would wait forever', 'ERR_ASYNC_LOCK_DEADLOCK');
@@ -116,6 +122,11 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
     if (seen === ABANDONED) {
       mine.held = true;
       mine.abandoned = true;
+      // Reported (lib/diagnostics.js) in the middle of the take: should
+      // that throw (out of stack), the report is lost, not the take.
+      try {
+        abandoned(mine.instance, mine.kind);
+      } catch (_) {}
       return true;
     }
     if (seen !== HANDED || env.queued.n === 0 ||
@@ -160,6 +171,11 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
         if (Atomics.compareExchange(i32a, index, seen, me | WAITERS) === seen) {
           mine.held = true;
           mine.abandoned = seen === ABANDONED;
+          if (seen === ABANDONED) {
+            try {
+              abandoned(mine.instance, mine.kind); // (as in takeFree)
+            } catch (_) {}
+          }
           return 0;
         }
         continue;
@@ -189,15 +205,35 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
   const takeSeenFree = (i32a, index, mine) => isFree(Atomics.load(i32a, index)) && takeFree(i32a, index, mine);
 
   /**
-   * The blocking part of lock(): spin a little (core's spinTake: a critical
-   * section of a few microseconds ends meanwhile, and taking the lock then
-   * costs neither a wait nor the holder's notify), then mark the word
-   * contended and wait on it until a claim finds it free. Marks `mine` the
-   * holder when it takes the lock.
+   * The blocking part of lock(), on a word its fast path did not take:
+   * takes it if it is free after all (ABANDONED, say), else waits for it
+   * (lockWait), reported as a wait (lib/diagnostics.js) unless `ms` is 0
+   * (a try that spins). Marks `mine` the holder when it takes the lock.
    */
   function lockSlow(i32a, index, ms, mine) {
+    if (ms === 0) return spinTake(takeSeenFree, i32a, index, mine);
+    if (takeSeenFree(i32a, index, mine)) return true;
+    // Before the spin and the WAITERS bit: should this throw, nothing is marked.
+    const token = waitStart(mine.instance, mine.kind, kLock, true);
+    let outcome = 'error';
+    try {
+      const took = lockWait(i32a, index, ms, mine);
+      outcome = !took ? 'timeout' : mine.abandoned ? 'abandoned' : 'taken';
+      return took;
+    } finally {
+      if (token !== undefined) waitEnd(token, outcome);
+    }
+  }
+
+  /**
+   * lockSlow's wait: spin a little (core's spinTake: a critical section of
+   * a few microseconds ends meanwhile, and taking the lock then costs
+   * neither a wait nor the holder's notify), then mark the word contended
+   * and wait on it until a claim finds it free; false once `ms` (> 0) have
+   * passed.
+   */
+  function lockWait(i32a, index, ms, mine) {
     if (spinTake(takeSeenFree, i32a, index, mine)) return true;
-    if (ms === 0) return false;
     const deadline = ms === Infinity ? Infinity : performance.now() + ms;
     const w = waitState();
     for (;;) {
@@ -305,6 +341,7 @@ const holderOf = (word) => (isUnheld(word) ? null : ((word & OWNER) >>> 1) - 1);
 
 module.exports = {
   createOwnedWord,
+  kLock,
   deadlockError,
   notHeldError,
   holderOf,
