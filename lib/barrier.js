@@ -62,6 +62,7 @@ const {
   nameOption,
   kLabel,
 } = require('./core');
+const { createKind, waitStart, waitEnd } = require('./diagnostics');
 
 const ARRIVED = 0x7fff;
 const PREV_BROKEN = 1 << 15;
@@ -90,6 +91,8 @@ const timeoutError = (ms) => codedError(`Timed out after ${ms} ms waiting at the
 function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
   // Every change a waiter waits for wakes every waiter: nothing to pass on.
   const env = waitEnv({ waitAsync, notify }, { leave: () => {} });
+  // What the instances' waits are reported as (lib/diagnostics.js).
+  const kind = createKind('Barrier');
   let stakeIfBarrier;
 
   /**
@@ -149,43 +152,67 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
   }
 
   /**
-   * Arrives: returns `{ generation, arrival, last }` once counted (arrival
-   * is the order of arrival, parties - 1 for the one that completed the
-   * generation, which has then woken the others), counting the wait in
-   * `stake` unless it completed it. Throws ERR_BARRIER_BROKEN, counting
-   * nothing, on a broken barrier.
+   * Arrives: returns `{ generation, arrival, last, token }` once counted
+   * (arrival is the order of arrival, parties - 1 for the one that
+   * completed the generation, which has then woken the others), counting
+   * the wait in `stake` unless it completed it. Throws ERR_BARRIER_BROKEN,
+   * counting nothing, on a broken barrier.
+   *
+   * An arrival that is not the last is reported as a wait
+   * (lib/diagnostics.js, `blocking` as the call is) before the
+   * compareExchange that counts it: should that throw, nothing is counted.
+   * `token` is the wait's, for the caller to end; one that turns out the
+   * last after all (the others came meanwhile) is ended here, 'arrived'.
    */
-  function arrive(barrier, stake) {
+  function arrive(barrier, stake, blocking) {
     const { i32a, index } = barrier;
     const parties = stake[kParties];
+    let token;
+    let waiting = false; // reported as a wait (token, if anyone listens)
     let seen = Atomics.load(i32a, index);
-    for (;;) {
-      if ((seen & BROKEN) !== 0) throw brokenError();
-      const arrived = (seen & ARRIVED) + 1;
-      const generation = generationOf(seen);
-      if (arrived === parties) {
-        // The last: starts the next generation (not PREV_BROKEN).
-        const next = nextGeneration(generation);
-        stake[kOwed] = 1;
-        const was = Atomics.compareExchange(i32a, index, seen, next << GEN_SHIFT);
-        if (was === seen) {
-          clearEnded(i32a, index, next);
-          wakeAll(i32a, index, stake);
-          return { generation, arrival: arrived - 1, last: true };
+    try {
+      for (;;) {
+        if ((seen & BROKEN) !== 0) throw brokenError();
+        const arrived = (seen & ARRIVED) + 1;
+        const generation = generationOf(seen);
+        if (arrived === parties) {
+          // The last: starts the next generation (not PREV_BROKEN).
+          const next = nextGeneration(generation);
+          stake[kOwed] = 1;
+          const was = Atomics.compareExchange(i32a, index, seen, next << GEN_SHIFT);
+          if (was === seen) {
+            clearEnded(i32a, index, next);
+            wakeAll(i32a, index, stake);
+            if (waiting) {
+              waiting = false;
+              if (token !== undefined) waitEnd(token, 'arrived');
+            }
+            return { generation, arrival: arrived - 1, last: true, token: undefined };
+          }
+          stake[kOwed] = 0;
+          seen = was;
+          continue;
         }
-        stake[kOwed] = 0;
+        if (!waiting) {
+          token = waitStart(barrier, kind, { parties }, blocking);
+          waiting = true;
+        }
+        const was = Atomics.compareExchange(i32a, index, seen, seen + 1);
+        if (was === seen) {
+          stake[kAt] = generation + 1;
+          stake[kWaits]++;
+          waiting = false; // (the caller's to end)
+          return { generation, arrival: arrived - 1, last: false, token };
+        }
         seen = was;
-        continue;
       }
-      const was = Atomics.compareExchange(i32a, index, seen, seen + 1);
-      if (was === seen) {
-        stake[kAt] = generation + 1;
-        stake[kWaits]++;
-        return { generation, arrival: arrived - 1, last: false };
-      }
-      seen = was;
+    } finally {
+      if (waiting && token !== undefined) waitEnd(token, (Atomics.load(i32a, index) & BROKEN) !== 0 ? 'broken' : 'error');
     }
   }
+
+  /** How the wait of a party that arrived ended, for waitEnd: passed, broken, or `otherwise`. */
+  const outcomeOf = (now, otherwise) => (now === 1 ? 'arrived' : now === -1 ? 'broken' : otherwise);
 
   /** The wait of a party of `generation` is over (whichever way). */
   function leave(stake) {
@@ -282,21 +309,24 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
       const stake = stakeOf(this);
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
       const { i32a, index } = this;
-      const { generation, arrival, last } = arrive(this, stake);
+      const { generation, arrival, last, token } = arrive(this, stake, true);
       if (last) return arrival;
       let over = false; // the generation's outcome is known to this party
+      let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       try {
         const deadline = ms === Infinity ? Infinity : performance.now() + ms;
         for (;;) {
           const state = Atomics.load(i32a, index);
           const now = standing(i32a, index, generation, state);
           over = now !== 0;
+          ended = outcomeOf(now, ended);
           if (now === 1) return arrival;
           if (now === -1) throw brokenError();
           const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
           if (remaining <= 0) {
             if (breakGeneration(i32a, index, stake, generation)) {
               over = true;
+              ended = 'timeout';
               throw timeoutError(ms);
             }
             continue; // completed or broken meanwhile: look again
@@ -304,10 +334,14 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
           wait(i32a, index, state, remaining);
         }
       } finally {
-        // Leaving for any other reason (a throw of the wait: out of stack, a
-        // panic in the addon) breaks the generation, as a party that dies.
-        if (!over) breakGeneration(i32a, index, stake, generation);
-        leave(stake);
+        try {
+          // Leaving for any other reason (a throw of the wait: out of stack, a
+          // panic in the addon) breaks the generation, as a party that dies.
+          if (!over) breakGeneration(i32a, index, stake, generation);
+          leave(stake);
+        } finally {
+          if (token !== undefined) waitEnd(token, ended);
+        }
       }
     }
 
@@ -326,9 +360,10 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
       const { timeout, signal } = validateOptions(options);
       if (signal !== undefined && signal.aborted) throw abortReason(signal);
       const { i32a, index } = this;
-      const { generation, arrival, last } = arrive(this, stake);
+      const { generation, arrival, last, token } = arrive(this, stake, false);
       if (last) return arrival;
       let over = false; // the generation's outcome is known to this party
+      let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       let waiting = null;
       try {
         waiting = new AsyncWait(env, i32a, index, timeout, signal, () => kTimedOut);
@@ -336,6 +371,7 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
           const state = Atomics.load(i32a, index);
           const now = standing(i32a, index, generation, state);
           over = now !== 0;
+          ended = outcomeOf(now, ended);
           if (now === 1) return arrival;
           if (now === -1) throw brokenError();
           try {
@@ -346,6 +382,7 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
             if (error === kTimedOut || waiting.aborted) {
               if (breakGeneration(i32a, index, stake, generation)) {
                 over = true;
+                ended = error === kTimedOut ? 'timeout' : 'abort';
                 throw error === kTimedOut ? timeoutError(timeout) : error;
               }
               continue; // over meanwhile: its outcome is this party's
@@ -354,11 +391,15 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
           }
         }
       } finally {
-        // Leaving for any other reason (a signal whose addEventListener
-        // threw, a failed await) breaks the generation, as a party that dies.
-        if (!over) breakGeneration(i32a, index, stake, generation);
-        if (waiting !== null) waiting.end();
-        leave(stake);
+        try {
+          // Leaving for any other reason (a signal whose addEventListener
+          // threw, a failed await) breaks the generation, as a party that dies.
+          if (!over) breakGeneration(i32a, index, stake, generation);
+          if (waiting !== null) waiting.end();
+          leave(stake);
+        } finally {
+          if (token !== undefined) waitEnd(token, ended);
+        }
       }
     }
 

@@ -26,17 +26,24 @@
 const { describe } = require('./describe');
 const { codedError, requireStakeWatch, watchStake, payOwed, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason, isOptionsBag, nameOption, kLabel } = require('./core');
 const { heldStateReader } = require('./async-lock');
+const { createKind, waitStart, waitEnd } = require('./diagnostics');
 
 // The binding's stake kind of a wake-up owed to every waiter of the word
 // (src/napi/stakes.rs), and the stake's Int32 that says it is.
 const kOwedStake = 2;
 const kOwed = 0;
 
+// What a wait asks for (lib/diagnostics.js): a notify.
+const kNotified = Object.freeze({ notified: true });
+
 /**
  * Creates the Condition class over the package's `{ wait, waitAsync,
  * notify }` and its AsyncLock class.
  */
 function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
+  // What the instances' waits are reported as (lib/diagnostics.js).
+  const kind = createKind('Condition');
+
   /**
    * `this` must be a Condition of this factory (not a posted copy); pays a
    * wake-up a notify of this instance owes first (see notify).
@@ -90,12 +97,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
    * the wait ends.
    */
   function release(lock, mine) {
-    if (!mine.held) {
-      throw codedError(
-        'The "lock" argument must be held, through this very instance, to wait on a Condition',
-        'ERR_ASYNC_LOCK_NOT_HELD'
-      );
-    }
+    checkHeld(mine);
     try {
       unlock.call(lock);
     } catch (error) {
@@ -103,6 +105,16 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
       return error;
     }
     return null;
+  }
+
+  /** Throws ERR_ASYNC_LOCK_NOT_HELD unless the lock is held through this instance (`mine`). */
+  function checkHeld(mine) {
+    if (!mine.held) {
+      throw codedError(
+        'The "lock" argument must be held, through this very instance, to wait on a Condition',
+        'ERR_ASYNC_LOCK_NOT_HELD'
+      );
+    }
   }
 
   /** A notify count: an integer >= 0, or Infinity. */
@@ -179,19 +191,27 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
       const mine = checkLock(this, lock);
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
       const { i32a, index } = this;
-      const seq = Atomics.load(i32a, index);
-      const releaseError = release(lock, mine);
-      if (releaseError !== null) {
-        lockBlocking.call(lock);
-        throw releaseError;
-      }
-      let outcome;
+      checkHeld(mine); // (misuse, told before it is reported as a wait)
+      // Before the lock is released: should this throw, nothing has changed.
+      const token = waitStart(this, kind, kNotified, true);
+      let ended = 'error'; // how the wait ended (lib/diagnostics.js)
+      let released = false;
+      let releaseError = null;
       try {
-        outcome = wait(i32a, index, seq, ms);
+        const seq = Atomics.load(i32a, index);
+        releaseError = release(lock, mine);
+        released = true;
+        if (releaseError === null) ended = wait(i32a, index, seq, ms) === 'timed-out' ? 'timeout' : 'woken';
       } finally {
-        lockBlocking.call(lock);
+        try {
+          // (Ended before the lock is taken again: that take waits as the lock's own.)
+          if (token !== undefined) waitEnd(token, ended);
+        } finally {
+          if (released) lockBlocking.call(lock);
+        }
       }
-      return outcome !== 'timed-out';
+      if (releaseError !== null) throw releaseError;
+      return ended === 'woken';
     }
 
     /**
@@ -213,8 +233,44 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
       const { timeout, signal } = validateOptions(options);
       if (signal !== undefined && signal.aborted) throw abortReason(signal);
       const { i32a, index } = this;
-      const seq = Atomics.load(i32a, index);
-      const releaseError = release(lock, mine);
+      checkHeld(mine); // (misuse, told before it is reported as a wait)
+      // Before the lock is released: should this throw, nothing has changed.
+      const token = waitStart(this, kind, kNotified, false);
+      let ended = 'error'; // how the wait ended (lib/diagnostics.js)
+      let releaseError = null;
+      let outcome;
+      let failure;
+      let failed = false;
+      try {
+        const seq = Atomics.load(i32a, index);
+        releaseError = release(lock, mine);
+        if (releaseError === null) {
+          let result;
+          try {
+            result = waitAsync(i32a, index, seq, timeout, signal === undefined ? undefined : { signal });
+            outcome = result.async ? await ours(result.value) : result.value;
+            ended = outcome === 'timed-out' ? 'timeout' : 'woken';
+          } catch (error) {
+            failed = true;
+            failure = error;
+            if (signal !== undefined && signal.aborted) ended = 'abort';
+            // Ours may still be queued with nobody to see its wake-up (the await
+            // failed: out of stack, or a program's `then` where %Promise% could
+            // not be found): flush it out by waking every waiter, who take it
+            // for a spurious wake-up. (Not after an abort: the waiter left.)
+            if (result !== undefined && result.async && !(signal !== undefined && signal.aborted)) {
+              try {
+                notify(i32a, index, Infinity);
+              } catch (_) {
+                // (out of stack too: ours absorbs one later notify)
+              }
+            }
+          }
+        }
+      } finally {
+        // (Ended before the lock is taken again: that take waits as the lock's own.)
+        if (token !== undefined) waitEnd(token, ended);
+      }
       if (releaseError !== null) {
         try {
           await undefined; // from the bottom of the stack (release may have failed near its top)
@@ -223,28 +279,6 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
           // (the first error is the one to report)
         }
         throw releaseError;
-      }
-      let outcome;
-      let failure;
-      let failed = false;
-      let result;
-      try {
-        result = waitAsync(i32a, index, seq, timeout, signal === undefined ? undefined : { signal });
-        outcome = result.async ? await ours(result.value) : result.value;
-      } catch (error) {
-        failed = true;
-        failure = error;
-        // Ours may still be queued with nobody to see its wake-up (the await
-        // failed: out of stack, or a program's `then` where %Promise% could
-        // not be found): flush it out by waking every waiter, who take it
-        // for a spurious wake-up. (Not after an abort: the waiter left.)
-        if (result !== undefined && result.async && !(signal !== undefined && signal.aborted)) {
-          try {
-            notify(i32a, index, Infinity);
-          } catch (_) {
-            // (out of stack too: ours absorbs one later notify)
-          }
-        }
       }
       // Holding the lock again, whatever happened; no timeout or signal
       // bounds this part (as pthread_cond_timedwait's). Mostly free by

@@ -42,6 +42,7 @@ const {
   nameOption,
   kLabel,
 } = require('./core');
+const { createKind, waitStart, waitEnd } = require('./diagnostics');
 
 // The largest count a latch can start from.
 const kMaxCount = 0x7fffffff;
@@ -50,9 +51,14 @@ const kMaxCount = 0x7fffffff;
 const kLatchStake = 2;
 const kOwed = 0;
 
+// What a wait asks for (lib/diagnostics.js): the count at 0.
+const kReached = Object.freeze({ count: 0 });
+
 /** Creates the Latch class over the package's `{ wait, waitAsync, notify }`. */
 function createLatch({ wait, waitAsync, notify, stakeWatch }) {
   const env = waitEnv({ waitAsync, notify });
+  // What the instances' waits are reported as (lib/diagnostics.js).
+  const kind = createKind('Latch');
   let stakeIfLatch;
 
   /**
@@ -190,13 +196,28 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
       checkThis(this);
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
       const { i32a, index } = this;
-      const deadline = ms === Infinity ? Infinity : performance.now() + ms;
-      for (;;) {
-        const count = Atomics.load(i32a, index);
-        if (count === 0) return true;
-        const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
-        if (remaining <= 0) return false;
-        wait(i32a, index, count, remaining);
+      let count = Atomics.load(i32a, index);
+      if (count === 0) return true;
+      if (ms === 0) return false; // (a look, not a wait)
+      const token = waitStart(this, kind, kReached, true);
+      let ended = 'error'; // how the wait ended (lib/diagnostics.js)
+      try {
+        const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+        for (;;) {
+          const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
+          if (remaining <= 0) {
+            ended = 'timeout';
+            return false;
+          }
+          wait(i32a, index, count, remaining);
+          count = Atomics.load(i32a, index);
+          if (count === 0) {
+            ended = 'reached';
+            return true;
+          }
+        }
+      } finally {
+        if (token !== undefined) waitEnd(token, ended);
       }
     }
 
@@ -216,26 +237,44 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
       const { i32a, index } = this;
       let count = Atomics.load(i32a, index);
       if (count === 0) return true;
-      const waiting = new AsyncWait(env, i32a, index, timeout, signal, timedOut);
+      if (timeout === 0) return false; // (a look, not a wait)
+      const token = waitStart(this, kind, kReached, false);
+      let ended = 'error'; // how the wait ended (lib/diagnostics.js)
+      let waiting = null;
       try {
+        waiting = new AsyncWait(env, i32a, index, timeout, signal, timedOut);
         for (;;) {
           const pending = waiting.next(count);
           if (pending !== undefined) {
             try {
               waiting.settled(await pending);
             } catch (error) {
-              if (waiting.aborted && Atomics.load(i32a, index) === 0) return true; // open before the abort ran
+              if (waiting.aborted && Atomics.load(i32a, index) === 0) {
+                ended = 'reached';
+                return true; // open before the abort ran
+              }
+              if (waiting.aborted) ended = 'abort';
               throw error;
             }
           }
           count = Atomics.load(i32a, index);
-          if (count === 0) return true;
+          if (count === 0) {
+            ended = 'reached';
+            return true;
+          }
         }
       } catch (error) {
-        if (error === kTimedOut) return false;
+        if (error === kTimedOut) {
+          ended = 'timeout';
+          return false;
+        }
         throw error;
       } finally {
-        waiting.end();
+        try {
+          if (waiting !== null) waiting.end();
+        } finally {
+          if (token !== undefined) waitEnd(token, ended);
+        }
       }
     }
 

@@ -74,6 +74,7 @@ const {
   kLabel,
 } = require('./core');
 const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
+const { createKind, waitStart, waitEnd, abandoned, endedAs, tracing, traced } = require('./diagnostics');
 
 const READER = 1;
 const READERS = 0xfffff;
@@ -105,6 +106,10 @@ const notHeldError = (write) =>
   );
 const notAnRwLock = (value) =>
   new TypeError(`The "this" value must be an RwLock (use RwLock.from() for a posted one). Received ${describe(value)}`);
+// What a take asks for (lib/diagnostics.js).
+const kRead = Object.freeze({ mode: 'read' });
+const kWrite = Object.freeze({ mode: 'write' });
+
 const tooManyReadersError = () =>
   codedError(`The RwLock has ${READERS} readers already, the most it counts`, 'ERR_RWLOCK_TOO_MANY_READERS', RangeError);
 
@@ -116,6 +121,8 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
   // Every change that may let a waiter go wakes them all, so no wake-up is
   // meant for one: a wait that gives up after one has nothing to pass on.
   const env = waitEnv({ waitAsync, notify }, { leave: () => {} });
+  // What the instances' waits are reported as (lib/diagnostics.js).
+  const kind = createKind('RwLock');
   let stakeIfRwLock;
   let lineOf;
 
@@ -267,15 +274,46 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
   const blockedSync = (seen, stake, write) => blocked(seen, stake, write, true);
   const give = (i32a, index, stake, write, keepMark) => (write ? giveWrite(i32a, index, stake, keepMark) : giveRead(i32a, index, stake));
 
+  // Taking over a dead writer's mark: a write take whose share holds
+  // ABANDONED (`stake[kShare] < 0`: it found the mark of a writer whose
+  // thread ended holding the lock, and clears it when it releases) reports
+  // it (lib/diagnostics.js): once per mark, by the writer that clears it.
+  // Readers meanwhile see the mark (`abandoned`) but do not report it. Each
+  // write take reports after it took, in a try: should that throw (out of
+  // stack), the report is lost, not the take.
+
   /**
-   * The blocking part of readSync() and writeSync(): spin a little, then
-   * (a writer: count itself among the writers waiting) wait (core's
-   * announcedWait) and take if nothing keeps it out; false once `ms` have
-   * passed.
+   * The blocking part of readSync() and writeSync(), on a lock its take
+   * did not get: waits for it (lockWait), reported as a wait of `rwlock`
+   * (lib/diagnostics.js) unless `ms` is 0 (a try that spins).
    */
-  function lockSlow(i32a, index, stake, write, ms) {
+  function lockSlow(rwlock, i32a, index, stake, write, ms) {
+    if (ms === 0) return spinTake(takeSync, i32a, index, stake, write);
+    // Before the spin, the count among the writers waiting and the
+    // announced wait: should this throw, nothing is counted.
+    const token = waitStart(rwlock, kind, write ? kWrite : kRead, true);
+    let outcome = 'error';
+    try {
+      const took = lockWait(i32a, index, stake, write, ms);
+      outcome = !took ? 'timeout' : write && stake[kShare] < 0 ? 'abandoned' : 'taken';
+      if (outcome === 'abandoned') {
+        try {
+          abandoned(rwlock, kind); // ("Taking over a dead writer's mark", above)
+        } catch (_) {}
+      }
+      return took;
+    } finally {
+      if (token !== undefined) waitEnd(token, outcome);
+    }
+  }
+
+  /**
+   * lockSlow's wait: spin a little, then (a writer: count itself among the
+   * writers waiting) wait (core's announcedWait) and take if nothing keeps
+   * it out; false once `ms` (> 0) have passed.
+   */
+  function lockWait(i32a, index, stake, write, ms) {
     if (spinTake(takeSync, i32a, index, stake, write)) return true;
-    if (ms === 0) return false;
     const deadline = ms === Infinity ? Infinity : performance.now() + ms;
     const counted = write && countWaitingWriter(i32a, index, stake);
     let took = false;
@@ -300,14 +338,20 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
     const stake = stakeOf(rwlock);
     const { i32a, index } = rwlock;
-    return takeSync(i32a, index, stake, write) || lockSyncSlow(i32a, index, stake, write, ms);
+    if (!takeSync(i32a, index, stake, write)) return lockSyncSlow(rwlock, i32a, index, stake, write, ms);
+    if (write && stake[kShare] < 0) {
+      try {
+        abandoned(rwlock, kind); // ("Taking over a dead writer's mark", above)
+      } catch (_) {}
+    }
+    return true;
   }
 
   /** lockSync() where the lock was not free: ERR_RWLOCK_DEADLOCK, or lockSlow. */
-  function lockSyncSlow(i32a, index, stake, write, ms) {
+  function lockSyncSlow(rwlock, i32a, index, stake, write, ms) {
     if ((stake[kShare] & WRITER) !== 0) throw deadlockError(write, 'the write lock');
     if (write && (stake[kShare] & READERS) !== 0) throw deadlockError(write, 'a read');
-    return lockSlow(i32a, index, stake, write, ms);
+    return lockSlow(rwlock, i32a, index, stake, write, ms);
   }
 
   /** The release function of a hold taken through `rwlock`. */
@@ -361,24 +405,34 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     // line, and only its first contends for the lock.
     if (!(mayPass(line, priority) && takeAsync(i32a, index, stake, write))) {
       if (timeout === 0) throw timeoutError(0, write);
-      const entry = join(line, write, priority);
+      // Before it joins the line: should this throw, nothing is queued.
+      const token = waitStart(rwlock, kind, write ? kWrite : kRead, false);
+      let ended = 'error'; // how the wait ended (lib/diagnostics.js)
+      let entry = null;
       let parked = false; // awaiting its turn in the line
       let waiting = null;
       let counted = false; // this frame counts among the writers waiting
       let announced = false; // this frame counts in `waiters`
       let took = false;
       try {
+        entry = join(line, write, priority);
         if (!goesOn(line, entry)) {
           parked = true;
           const outcome = await ours(park(entry, entry.since + timeout, signal));
           parked = false;
           unpark(entry);
-          if (outcome === TIMED_OUT) throw timeoutError(timeout, write);
+          if (outcome === TIMED_OUT) {
+            ended = 'timeout';
+            throw timeoutError(timeout, write);
+          }
           if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
         goOn(entry); // (when it was not woken so)
         const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
-        if (remaining <= 0) throw timeoutError(timeout, write);
+        if (remaining <= 0) {
+          ended = 'timeout';
+          throw timeoutError(timeout, write);
+        }
         waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout, write));
         counted = write && countWaitingWriter(i32a, index, stake);
         for (;;) {
@@ -396,6 +450,12 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
           took = write ? takeWrite(i32a, index, stake, counted) : takeRead(i32a, index, stake, false);
           if (took) break;
         }
+        ended = write && stake[kShare] < 0 ? 'abandoned' : 'taken';
+        if (ended === 'abandoned') {
+          try {
+            abandoned(rwlock, kind); // ("Taking over a dead writer's mark", above)
+          } catch (_) {}
+        }
       } finally {
         if (announced) {
           Atomics.sub(i32a, index + 1, 1);
@@ -407,13 +467,23 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
           try {
             if (waiting !== null) waiting.end();
           } finally {
-            // (A failed await of its turn may have left it parked.)
-            if (parked) abandonPark(entry);
-            leave(entry);
-            wakeFirst(line, true);
+            try {
+              // (A failed await of its turn may have left it parked.)
+              if (entry !== null) {
+                if (parked) abandonPark(entry);
+                leave(entry);
+                wakeFirst(line, true);
+              }
+            } finally {
+              if (token !== undefined) waitEnd(token, ended !== 'error' ? ended : endedAs(waiting, signal));
+            }
           }
         }
       }
+    } else if (write && stake[kShare] < 0) {
+      try {
+        abandoned(rwlock, kind); // ("Taking over a dead writer's mark", above)
+      } catch (_) {}
     }
     if (!run) {
       try {
@@ -533,7 +603,13 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     /** Takes the write lock if nobody holds the lock, without waiting; returns whether it did. */
     tryWrite() {
       const stake = stakeOf(this);
-      return takeWrite(this.i32a, this.index, stake, false);
+      if (!takeWrite(this.i32a, this.index, stake, false)) return false;
+      if (stake[kShare] < 0) {
+        try {
+          abandoned(this, kind); // ("Taking over a dead writer's mark", above)
+        } catch (_) {}
+      }
+      return true;
     }
 
     /**
@@ -593,6 +669,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      * @returns {Promise<() => void>}
      */
     read(options) {
+      if (kind.acquire && tracing(kind, 'acquire')) return traced(kind, 'acquire', this, 'read', kRead, lockIn, this, false, options, undefined, false);
       return lockIn(this, false, options, undefined, false);
     }
 
@@ -605,6 +682,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      * @returns {Promise<() => void>}
      */
     write(options) {
+      if (kind.acquire && tracing(kind, 'acquire')) return traced(kind, 'acquire', this, 'write', kWrite, lockIn, this, true, options, undefined, false);
       return lockIn(this, true, options, undefined, false);
     }
 
@@ -619,6 +697,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      * @returns {Promise<T>}
      */
     runShared(f, options) {
+      if (kind.run && tracing(kind, 'run')) return traced(kind, 'run', this, 'runShared', kRead, lockIn, this, false, options, f, true);
       return lockIn(this, false, options, f, true);
     }
 
@@ -631,6 +710,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      * @returns {Promise<T>}
      */
     runExclusive(f, options) {
+      if (kind.run && tracing(kind, 'run')) return traced(kind, 'run', this, 'runExclusive', kWrite, lockIn, this, true, options, f, true);
       return lockIn(this, true, options, f, true);
     }
 

@@ -56,6 +56,7 @@ const {
   kLabel,
 } = require('./core');
 const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
+const { createKind, waitStart, waitEnd, endedAs, tracing, traced } = require('./diagnostics');
 
 const kMaxPermits = 0x7fffffff;
 // The binding's stake kind of a Semaphore (src/napi/stakes.rs).
@@ -88,6 +89,8 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
   // Every release wakes every waiter, so no wake-up is meant for one: a
   // wait that gives up after one has nothing to pass on.
   const env = waitEnv({ waitAsync, notify }, { leave: () => {} });
+  // What the instances' waits are reported as (lib/diagnostics.js).
+  const kind = createKind('Semaphore');
   let stakeIfSemaphore;
   let lineOf;
 
@@ -170,13 +173,34 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
 
   const fewerThan = (seen, n) => seen < n;
 
+  /** What a traced call asks for (its `n` as given: checked by the call itself). */
+  const permitsAsked = (n) => ({ permits: n === undefined ? 1 : n });
+
   /**
-   * The blocking part of acquireSync(): spin a little, then wait (core's
-   * announcedWait) and take if enough are free; false once `ms` have passed.
+   * The blocking part of acquireSync(), on permits its take did not find:
+   * waits for them (waitForPermits), reported as a wait of `semaphore`
+   * (lib/diagnostics.js) unless `ms` is 0 (a try that spins).
    */
-  function acquireSlow(i32a, index, stake, n, ms) {
+  function acquireSlow(semaphore, i32a, index, stake, n, ms) {
+    if (ms === 0) return spinTake(take, i32a, index, stake, n);
+    // Before the spin and the announced wait: should this throw, nothing is counted.
+    const token = waitStart(semaphore, kind, { permits: n }, true);
+    let outcome = 'error';
+    try {
+      const took = waitForPermits(i32a, index, stake, n, ms);
+      outcome = took ? 'taken' : 'timeout';
+      return took;
+    } finally {
+      if (token !== undefined) waitEnd(token, outcome);
+    }
+  }
+
+  /**
+   * acquireSlow's wait: spin a little, then wait (core's announcedWait)
+   * and take if enough are free; false once `ms` (> 0) have passed.
+   */
+  function waitForPermits(i32a, index, stake, n, ms) {
     if (spinTake(take, i32a, index, stake, n)) return true;
-    if (ms === 0) return false;
     const deadline = ms === Infinity ? Infinity : performance.now() + ms;
     for (;;) {
       if (!announcedWait(wait, i32a, index, stake, kAnnounced, deadline, fewerThan, n)) return false;
@@ -238,22 +262,32 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     // it off, so that it runs eventually).
     if (!(mayPass(line, priority) && take(i32a, index, stake, n))) {
       if (timeout === 0) throw timeoutError(0);
-      const entry = join(line, n, priority);
+      // Before it joins the line: should this throw, nothing is queued.
+      const token = waitStart(semaphore, kind, { permits: n }, false);
+      let ended = 'error'; // how the wait ended (lib/diagnostics.js)
+      let entry = null;
       let parked = false; // awaiting its turn in the line
       let waiting = null;
       let announced = false; // this frame counts in `waiters`
       try {
+        entry = join(line, n, priority);
         if (!goesOn(line, entry)) {
           parked = true;
           const outcome = await ours(park(entry, entry.since + timeout, signal));
           parked = false;
           unpark(entry);
-          if (outcome === TIMED_OUT) throw timeoutError(timeout);
+          if (outcome === TIMED_OUT) {
+            ended = 'timeout';
+            throw timeoutError(timeout);
+          }
           if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
         goOn(entry); // (when it was not woken so)
         const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
-        if (remaining <= 0) throw timeoutError(timeout);
+        if (remaining <= 0) {
+          ended = 'timeout';
+          throw timeoutError(timeout);
+        }
         waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout));
         for (;;) {
           Atomics.add(i32a, index + 1, 1);
@@ -269,6 +303,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
           announced = false;
           if (take(i32a, index, stake, n)) break;
         }
+        ended = 'taken';
       } finally {
         if (announced) {
           Atomics.sub(i32a, index + 1, 1);
@@ -277,10 +312,16 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
         try {
           if (waiting !== null) waiting.end();
         } finally {
-          // (A failed await of its turn may have left it parked.)
-          if (parked) abandonPark(entry);
-          leave(entry);
-          wakeFirst(line, true);
+          try {
+            // (A failed await of its turn may have left it parked.)
+            if (entry !== null) {
+              if (parked) abandonPark(entry);
+              leave(entry);
+              wakeFirst(line, true);
+            }
+          } finally {
+            if (token !== undefined) waitEnd(token, ended !== 'error' ? ended : endedAs(waiting, signal));
+          }
         }
       }
     }
@@ -416,7 +457,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
       n = validatePermits(this, stake, n);
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
       const { i32a, index } = this;
-      return take(i32a, index, stake, n) || acquireSlow(i32a, index, stake, n, ms);
+      return take(i32a, index, stake, n) || acquireSlow(this, i32a, index, stake, n, ms);
     }
 
     /**
@@ -446,6 +487,8 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      * @returns {Promise<() => void>}
      */
     acquire(n, options) {
+      // Traced (lib/diagnostics.js) when anyone listens: one check else.
+      if (kind.acquire && tracing(kind, 'acquire')) return traced(kind, 'acquire', this, 'acquire', permitsAsked(n), acquireIn, this, n, options, undefined, false);
       return acquireIn(this, n, options, undefined, false);
     }
 
@@ -461,6 +504,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      * @returns {Promise<T>}
      */
     runExclusive(f, n, options) {
+      if (kind.run && tracing(kind, 'run')) return traced(kind, 'run', this, 'runExclusive', permitsAsked(n), acquireIn, this, n, options, f, true);
       return acquireIn(this, n, options, f, true);
     }
 
