@@ -111,6 +111,7 @@ for (const Class of [AsyncLock, Condition, Latch, Semaphore, SignalSemaphore, Ba
 // Each take that waits, registered for query(); deadlock detection and
 // lock-order checks, as ATOMICS_WAITASYNC_DEBUG says: lib/tracking.js.
 const tracking = createTracking(binding);
+require('./lib/diagnostics').setTracking(tracking);
 tracking.start([AsyncLock, Semaphore, RwLock]);
 
 module.exports = {

@@ -74,7 +74,35 @@ const reflectGetPrototypeOf = Reflect.getPrototypeOf;
  * looked up, false where the runtime has no diagnostics_channel.
  */
 function createKind(name) {
-  return { name, waits: true, run: true, acquire: true, channels: null };
+  return { name, label: kLabelOf[name] || 0, waits: true, run: true, acquire: true, channels: null };
+}
+
+// Each kind's class number in the binding's table of who holds and waits
+// (lib/core.js kLabel): the async-mutex entry's Mutex waits on an
+// AsyncLock's word.
+const kLabelOf = {
+  AsyncLock: 1,
+  Semaphore: 2,
+  RwLock: 3,
+  Condition: 4,
+  Barrier: 5,
+  Latch: 6,
+  'async-mutex/Mutex': 1,
+  'async-mutex/Semaphore': 8,
+  SignalSemaphore: 9,
+};
+
+/** What a wait asked for, as the table keeps it: permits; 2 for a write; else 1. */
+const askedOf = (what) => (what.permits !== undefined ? what.permits : what.mode === 'write' ? 2 : 1);
+
+// lib/tracking.js, once index.js has made it: each wait is registered in
+// the binding's table (query() lists it) and, with deadlock detection on,
+// checked there; null before (and in a test's own factory-made classes).
+let tracker = null;
+
+/** Sets the tracking that waitStart and waitEnd register each wait with. */
+function setTracking(tracking) {
+  tracker = tracking;
 }
 
 // diagnostics_channel: undefined until looked up, null where the runtime has none.
@@ -184,14 +212,18 @@ function watch(channel, update) {
  * has changed then).
  */
 function waitStart(instance, kind, what, blocking) {
-  if (!kind.waits) return undefined;
+  // Registered first: with deadlock detection on, this throws ERR_DEADLOCK
+  // for a wait that would close a cycle, before anything is published.
+  const id = tracker === null ? 0 : tracker.waitBegin(instance, kind.label, askedOf(what), blocking);
+  const registered = id === 0 ? undefined : { id, message: null, end: null, since: 0 };
+  if (!kind.waits) return registered;
   const channels = channelsOf(kind);
-  if (channels === false) return undefined;
+  if (channels === false) return registered;
   const start = channels.waitStart;
   const end = channels.waitEnd;
-  if (!start.hasSubscribers && !end.hasSubscribers) return undefined;
+  if (!start.hasSubscribers && !end.hasSubscribers) return registered;
   const message = { instance, kind: kind.name, threadId, what, blocking };
-  const token = { message, end, since: performance.now() };
+  const token = { id, message, end, since: performance.now() };
   if (start.hasSubscribers) start.publish(message);
   return token;
 }
@@ -206,7 +238,9 @@ function waitStart(instance, kind, what, blocking) {
 function waitEnd(token, outcome) {
   if (token === undefined) return;
   try {
+    if (token.id !== 0) tracker.waitEnd(token.id);
     const message = token.message;
+    if (message === null) return;
     message.outcome = outcome;
     message.waited = performance.now() - token.since;
     if (token.end.hasSubscribers) token.end.publish(message);
@@ -261,4 +295,4 @@ function traced(kind, which, instance, method, what, fn, ...args) {
   return ours(channelsOf(kind)[which].tracePromise(fn, context, undefined, ...args));
 }
 
-module.exports = { createKind, waitStart, waitEnd, endedAs, abandoned, tracing, traced };
+module.exports = { createKind, setTracking, waitStart, waitEnd, endedAs, abandoned, tracing, traced };

@@ -1,0 +1,113 @@
+'use strict';
+// Deadlock detection (opt-in): the wait that would close a cycle of takes
+// that can never end fails at once with ERR_DEADLOCK naming the threads,
+// the primitives and where each hold was taken; the others go on.
+// Each case runs in a child process, where detection is switched on.
+
+const assert = require('assert');
+const { fixture, runNodeAsync } = require('../helpers');
+
+/** Runs scenario `name` of fixtures/deadlock.js; its JSON report. */
+async function scenario(name, env = {}) {
+  const result = await runNodeAsync([fixture('deadlock.js'), name], { env: { ...process.env, ...env } });
+  assert.deepStrictEqual([result.status, result.signal], [0, null], result.stderr);
+  return JSON.parse(result.stdout);
+}
+
+/** The threads of a cycle, in order. */
+const threadsOf = (cycle) => cycle.map((link) => link.threadId);
+
+describe('deadlock detection', function () {
+  this.timeout(120000);
+
+  it('ABBA between two blocked workers: the second wait throws ERR_DEADLOCK naming both threads, both locks and where each was taken; the other goes on', async () => {
+    const r = await scenario('abba-blocking');
+    assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
+    assert.deepStrictEqual(threadsOf(r.error.cycle), [r.second, r.first]);
+    assert.deepStrictEqual(r.error.cycle.map((l) => [l.waitsFor.kind, l.waitsFor.name, l.heldBy, l.blocking]), [
+      ['AsyncLock', 'a', r.first, true],
+      ['AsyncLock', 'b', r.second, true],
+    ]);
+    assert.match(r.error.cycle[0].stack, /takeA/, 'where the first worker took a');
+    assert.match(r.error.cycle[1].stack, /takeB/, 'where the second worker took b');
+    assert.match(r.error.message, /thread \d+ waits \(blocking\) for AsyncLock "a", held by thread \d+/);
+    assert.strictEqual(r.firstGotB, true, 'once the second released b, the first took it');
+  });
+
+  it('a blocked worker and the main thread awaiting inside executeLocked: the main thread is told, by a rejection', async () => {
+    const r = await scenario('abba-async');
+    assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
+    assert.deepStrictEqual(threadsOf(r.error.cycle), [0, r.worker]);
+    assert.strictEqual(r.error.cycle[0].blocking, false);
+    assert.strictEqual(r.workerGotA, true);
+  });
+
+  it('an async task that waits while another task of its thread holds the lock is no deadlock', async () => {
+    const r = await scenario('async-other-task');
+    assert.strictEqual(r.error, null);
+    assert.strictEqual(r.done, true);
+  });
+
+  it('a cycle of three threads', async () => {
+    const r = await scenario('three');
+    assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
+    assert.deepStrictEqual(threadsOf(r.error.cycle), [r.threads[2], r.threads[0], r.threads[1]]);
+    assert.strictEqual(r.others, 2, 'the other two went on');
+  });
+
+  it('an RwLock writer waiting for a reader that waits for a lock the writer holds', async () => {
+    const r = await scenario('rwlock');
+    assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
+    assert.deepStrictEqual(r.error.cycle.map((l) => [l.waitsFor.kind, l.heldBy]), [
+      ['RwLock', r.reader],
+      ['AsyncLock', r.writer],
+    ]);
+    assert.match(r.error.message, /for the write lock of RwLock "rw"/);
+  });
+
+  it('a Semaphore whose every permit is held by threads that wait', async () => {
+    const r = await scenario('semaphore');
+    assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
+    assert.strictEqual(r.error.cycle[0].waitsFor.kind, 'Semaphore');
+    assert.match(r.error.message, /for 2 permits of Semaphore "pool"/);
+  });
+
+  it('a Condition wait that re-takes its lock while the lock holder waits for what the waiter holds', async () => {
+    const r = await scenario('condition');
+    assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
+    assert.deepStrictEqual(r.error.cycle.map((l) => l.waitsFor.name).sort(), ['held-by-waiter', 'the-condition-lock']);
+  });
+
+  it('is switched on by ATOMICS_WAITASYNC_DEBUG=deadlocks, with no call', async () => {
+    const r = await scenario('abba-blocking-env', { ATOMICS_WAITASYNC_DEBUG: 'deadlocks' });
+    assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
+  });
+
+  it('off (the default), the same ABBA is not reported: the second take times out', async () => {
+    const r = await scenario('abba-off');
+    assert.strictEqual(r.error, null);
+    assert.strictEqual(r.timedOut, true);
+  });
+
+  it('finds no deadlock in 10^6 takes of three locks in one order by four workers and the main thread', async () => {
+    const r = await scenario('stress');
+    assert.strictEqual(r.errors, 0);
+    assert.strictEqual(r.operations, 1e6);
+    assert.strictEqual(r.counter, r.operations, 'every critical section ran');
+  });
+});
+
+describe('lock-order checks', function () {
+  this.timeout(60000);
+
+  it('two workers taking two locks in inverse orders at different times give exactly one warning, naming both and both stacks', async () => {
+    const r = await scenario('lock-order');
+    assert.strictEqual(r.warnings.length, 1);
+    const [w] = r.warnings;
+    assert.strictEqual(w.code, 'ATOMICS_WAITASYNC_LOCK_ORDER');
+    assert.strictEqual(w.name, 'LockOrderWarning');
+    assert.match(w.message, /took AsyncLock "first" while holding AsyncLock "second"|took AsyncLock "second" while holding AsyncLock "first"/);
+    assert.match(w.detail, /inOrder/);
+    assert.match(w.detail, /inReverse/);
+  });
+});
