@@ -197,7 +197,8 @@ function format(snapshot) {
   for (const entry of snapshot.primitives) {
     lines.push(`  ${title(entry)}: ${summary(entry) || 'idle'} (threads ${entry.threads.join(', ')})`);
     for (const w of entry.waiters) {
-      const what = w.permits !== undefined ? `${w.permits} permit${w.permits === 1 ? '' : 's'}` : w.mode !== undefined ? w.mode : 'its turn';
+      const what = w.permits !== undefined ? `${w.permits} permit${w.permits === 1 ? '' : 's'}`
+        : w.mode === 'read' ? 'a read' : w.mode === 'write' ? 'the write lock' : w.mode === 'exclusive' ? 'the lock' : 'its turn';
       lines.push(`    thread ${w.threadId} waits (${w.blocking ? 'blocking' : 'async'}) for ${what}, ${Math.round(w.waitedMs)} ms`);
     }
   }

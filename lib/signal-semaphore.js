@@ -50,6 +50,7 @@ const {
   nameOption,
   kLabel,
 } = require('./core');
+const { createKind, waitStart, waitEnd, endedAs } = require('./diagnostics');
 const { kMax, kSignalStake, kStakeInts, kAnnounced, kOwed, take, add, announce, withdraw } = require('./signal-count');
 const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
 
@@ -80,6 +81,8 @@ const fewerThan = (seen, n) => seen < n;
  * notify }` and the binding's `stakeWatch`.
  */
 function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
+  // How its waits are reported (lib/diagnostics.js).
+  const kind = createKind('SignalSemaphore');
   // Every release wakes every waiter, so no wake-up is meant for one: a
   // wait that gives up after one has nothing to pass on.
   const env = waitEnv({ waitAsync, notify }, { leave: () => {} });
@@ -103,13 +106,26 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    * a blocking wait between) and take if enough are free; false once `ms`
    * have passed.
    */
-  function acquireSlow(i32a, index, stake, n, ms) {
+  function acquireSlow(semaphore, i32a, index, stake, n, ms) {
     if (spinTake(takes, i32a, index, stake, n)) return true;
     if (ms === 0) return false;
-    const deadline = ms === Infinity ? Infinity : performance.now() + ms;
-    for (;;) {
-      if (!announcedWait(wait, i32a, index, stake, kAnnounced, deadline, fewerThan, n)) return false;
-      if (takes(i32a, index, stake, n)) return true;
+    // Before the announced wait: should this throw, nothing is counted.
+    const token = waitStart(semaphore, kind, { permits: n }, true);
+    let outcome = 'error'; // how the wait ended (lib/diagnostics.js)
+    try {
+      const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+      for (;;) {
+        if (!announcedWait(wait, i32a, index, stake, kAnnounced, deadline, fewerThan, n)) {
+          outcome = 'timeout';
+          return false;
+        }
+        if (takes(i32a, index, stake, n)) {
+          outcome = 'taken';
+          return true;
+        }
+      }
+    } finally {
+      if (token !== undefined) waitEnd(token, outcome);
     }
   }
 
@@ -127,22 +143,32 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     const line = lineOf(semaphore);
     if (mayPass(line, priority) && takes(i32a, index, stake, n)) return;
     if (timeout === 0) throw timeoutError(0);
-    const entry = join(line, n, priority);
+    // Before it joins the line: should this throw, nothing is queued.
+    const token = waitStart(semaphore, kind, { permits: n }, false);
+    let ended = 'error'; // how the wait ended (lib/diagnostics.js)
+    let entry = null;
     let parked = false; // awaiting its turn in the line
     let waiting = null;
     let announced = false; // this frame counts in `waiters`
     try {
+      entry = join(line, n, priority);
       if (!goesOn(line, entry)) {
         parked = true;
         const outcome = await ours(park(entry, entry.since + timeout, signal));
         parked = false;
         unpark(entry);
-        if (outcome === TIMED_OUT) throw timeoutError(timeout);
+        if (outcome === TIMED_OUT) {
+          ended = 'timeout';
+          throw timeoutError(timeout);
+        }
         if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
       }
       goOn(entry); // (when it was not woken so)
       const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
-      if (remaining <= 0) throw timeoutError(timeout);
+      if (remaining <= 0) {
+        ended = 'timeout';
+        throw timeoutError(timeout);
+      }
       waiting = new AsyncWait(env, i32a, index, remaining, signal, () => timeoutError(timeout));
       for (;;) {
         announce(i32a, index, stake);
@@ -156,15 +182,22 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
         announced = false;
         if (takes(i32a, index, stake, n)) break;
       }
+      ended = 'taken';
+    } catch (error) {
+      if (ended === 'error') ended = endedAs(waiting, signal);
+      throw error;
     } finally {
       if (announced) withdraw(i32a, index, stake);
       try {
         if (waiting !== null) waiting.end();
       } finally {
         // (A failed await of its turn may have left it parked.)
-        if (parked) abandonPark(entry);
-        leave(entry);
-        wakeFirst(line, true);
+        if (entry !== null) {
+          if (parked) abandonPark(entry);
+          leave(entry);
+          wakeFirst(line, true);
+        }
+        if (token !== undefined) waitEnd(token, ended);
       }
     }
   }
@@ -279,7 +312,7 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
       n = validateN(n);
       const ms = timeout === undefined ? Infinity : validateTimeout(timeout, 'timeout');
       const { i32a, index } = this;
-      return takes(i32a, index, stake, n) || acquireSlow(i32a, index, stake, n, ms);
+      return takes(i32a, index, stake, n) || acquireSlow(this, i32a, index, stake, n, ms);
     }
 
     /**

@@ -63,6 +63,53 @@ describe('query(): who holds and who waits, from any thread', function () {
     assert.deepStrictEqual(entryOf(pool, after).holders, []);
   });
 
+  it("lists the takes that wait: a blocked worker's lock(), the main thread's pending acquire()s, with what each asked for", async () => {
+    const lock = new AsyncLock({ name: 'contended' });
+    const pool = new Semaphore(1, { name: 'one-permit' });
+    const items = new SignalSemaphore(0, { name: 'items' });
+    lock.lock();
+    const w = primitiveWorker([['AsyncLock', 'lock']], (lock, data, workerData, parentPort) => {
+      lock.lock();
+      lock.unlock();
+      parentPort.postMessage('done');
+    }, { lock });
+    const until = async (pred) => {
+      while (!pred()) await new Promise((resolve) => setImmediate(resolve));
+    };
+    await until(() => entryOf(lock).waiters.length === 1);
+    pool.acquireSync(1);
+    const permit = pool.acquire(1);
+    const item = items.acquire(2);
+    const snapshot = query();
+    const [blocked] = entryOf(lock, snapshot).waiters;
+    assert.deepStrictEqual([blocked.threadId, blocked.blocking, blocked.mode], [w.threadId, true, 'exclusive']);
+    assert.ok(blocked.since <= snapshot.at && blocked.waitedMs >= 0);
+    const [asked] = entryOf(pool, snapshot).waiters;
+    assert.deepStrictEqual([asked.threadId, asked.blocking, asked.permits], [0, false, 1]);
+    assert.deepStrictEqual(entryOf(items, snapshot).waiters.map((x) => [x.threadId, x.blocking, x.permits]), [[0, false, 2]]);
+    assert.match(report(snapshot), /AsyncLock "contended": held by thread 0, 1 waiting[^\n]*\n {4}thread \d+ waits \(blocking\) for the lock, \d+ ms/);
+    lock.unlock();
+    assert.strictEqual(await w.next(), 'done');
+    pool.release(1);
+    (await permit)();
+    items.release(2);
+    await item;
+    const after = query();
+    for (const p of [lock, pool, items]) assert.deepStrictEqual(entryOf(p, after).waiters, [], 'no wait left registered');
+    await w.done();
+  });
+
+  it('drops the wait of a worker terminated while it waits', async () => {
+    const lock = new AsyncLock({ name: 'waited-on-by-the-dead' });
+    lock.lock();
+    const w = primitiveWorker([['AsyncLock', 'lock']], (lock) => lock.lock(), { lock });
+    while (entryOf(lock).waiters.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    assert.strictEqual(entryOf(lock).waiters[0].threadId, w.threadId);
+    await w.terminate();
+    assert.deepStrictEqual(entryOf(lock).waiters, []);
+    lock.unlock();
+  });
+
   it('shows a lock whose holder died holding it as abandoned, held by nobody', async () => {
     const lock = new AsyncLock({ name: 'abandoned-here' });
     const w = primitiveWorker([['AsyncLock', 'lock']], (lock, data, workerData, parentPort) => {
