@@ -98,12 +98,13 @@ function interpretedOnly() {
 function runNodeAsync(args, options = {}) {
   return new Promise((resolve) => {
     const start = Date.now();
-    const child = spawn(process.execPath, args, { cwd: root, ...options });
+    const { killAfter, ...spawnOptions } = options; // killAfter: ms before SIGKILL (30 s)
+    const child = spawn(process.execPath, args, { cwd: root, ...spawnOptions });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), killAfter || 30000);
     child.on('close', (status, signal) => {
       clearTimeout(killer);
       resolve({ status, signal, stdout, stderr, ms: Date.now() - start });

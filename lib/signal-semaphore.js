@@ -190,6 +190,11 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
       if (announced) withdraw(i32a, index, stake);
       try {
         if (waiting !== null) waiting.end();
+      } catch (error) {
+        // A signal whose removeEventListener threw: once taken, the
+        // permits are the caller's (a taken permit cannot go back), so the
+        // take resolves; else the error is the take's.
+        if (ended !== 'taken') throw error;
       } finally {
         // (A failed await of its turn may have left it parked.)
         if (entry !== null) {

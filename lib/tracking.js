@@ -27,6 +27,7 @@
 const { threadId } = require('worker_threads');
 const { codedError, ours, kLabel } = require('./core');
 const { describe } = require('./describe');
+const { isPromise } = require('util').types;
 
 const DETECT = 1;
 const ORDER = 2;
@@ -103,12 +104,24 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
    */
   function waitBegin(instance, label, what, blocking) {
     if (!enabled) return 0;
-    const ctx = !blocking && contexts !== null ? contexts.getStore() : undefined;
+    const ctx = !blocking && contexts !== null ? liveKeys(contexts.getStore()) : undefined;
     const answer = diagWait(instance.i32a, instance.index, label | (blocking ? 256 : 0), what, Date.now(), threadId, ctx);
     if (typeof answer !== 'number') throw deadlockError(answer);
     const seen = answer % 4;
     if (seen !== flags) sawFlags(seen);
     return (answer - seen) / 4;
+  }
+
+  /**
+   * The keys of the holds an async context runs under that are still
+   * held: a context outlives its scope (a timer set inside executeLocked
+   * runs in it after the lock is released).
+   */
+  function liveKeys(holds) {
+    if (holds === undefined) return undefined;
+    const keys = [];
+    for (const hold of holds) if (hold.live) keys.push(hold.key);
+    return keys;
   }
 
   /** The wait `id` (from waitBegin) has ended. */
@@ -187,9 +200,24 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
     }[method];
   }
 
-  /** A take that runs its first argument, f, holding what it took. */
+  /**
+   * A take that runs its first argument, f, holding what it took: f runs
+   * in an async context that says so, as `{ key, live }`, live until f's
+   * promise settles (the hold is released right after), or f returns
+   * anything else (a thenable of a library included: looking at it again
+   * could be seen).
+   */
   function wrapScoped(proto, method) {
     const take = proto[method];
+    // (Awaited as the take awaits it: nothing else is looked up.)
+    const endAfter = async (promise, hold) => {
+      try {
+        await promise;
+      } catch {
+        // (the take's to report)
+      }
+      hold.live = false;
+    };
     proto[method] = {
       [method](f, ...rest) {
         if (typeof f !== 'function') return take.call(this, f, ...rest);
@@ -198,8 +226,19 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
         return take.call(this, function (...args) {
           const key = took(instance, stack);
           if (contexts === null) return f.apply(this, args);
+          const hold = { key, live: true };
           const outer = contexts.getStore();
-          return contexts.run(outer === undefined ? [key] : [...outer, key], () => f.apply(this, args));
+          let result;
+          try {
+            result = contexts.run(outer === undefined ? [hold] : [...outer, hold], () => f.apply(this, args));
+          } catch (error) {
+            hold.live = false;
+            throw error;
+          }
+          // (A promise of the runtime's: the take awaits it anyway.)
+          if (isPromise(result)) endAfter(result, hold);
+          else hold.live = false;
+          return result;
         }, ...rest);
       },
     }[method];

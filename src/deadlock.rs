@@ -33,12 +33,24 @@ use std::collections::{HashMap, HashSet, VecDeque};
 pub enum Prim {
   /// An AsyncLock: its holder's thread, if held.
   Lock { holder: Option<f64> },
-  /// A Semaphore: the permits free now, and what each thread holds.
-  Permits { free: i32, holders: Vec<(f64, i32)> },
-  /// An RwLock: its writer's thread, if any, and each reader's.
+  /// A Semaphore: its permits, those free now, and what each thread
+  /// holds. Permits in neither are in flight: a take or a release between
+  /// its step on the word and its stake (read at another moment), by a
+  /// thread that runs.
+  Permits {
+    total: i32,
+    free: i32,
+    holders: Vec<(f64, i32)>,
+  },
+  /// An RwLock: its writer's thread, if a stake says so, and each reader's
+  /// with its reads; and what its state word says: the reads, and whether
+  /// a writer holds it. A state that says more than the stakes is a take
+  /// or a release in flight, by a thread that runs.
   Rw {
     writer: Option<f64>,
-    readers: Vec<f64>,
+    readers: Vec<(f64, i32)>,
+    reads: i32,
+    written: bool,
   },
 }
 
@@ -68,41 +80,52 @@ pub struct Link {
 /// What a wait waits on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Blocker {
-  /// Thread `thread` holds the primitive `word`.
-  Hold { thread: f64, word: usize },
+  /// Thread `thread` holds the primitive `word`: alone (`exclusive`: an
+  /// AsyncLock, an RwLock's write lock) or as one of many (permits, reads).
+  Hold {
+    thread: f64,
+    word: usize,
+    exclusive: bool,
+  },
   /// The wait `wait` (a writer waiting) holds it off.
   Wait(u64),
 }
 
 /// Whether wait `w` keeps the hold of `word` by its thread.
-fn keeps(w: &Waiting, word: usize) -> bool {
-  w.blocking || w.ctx.contains(&word)
+fn keeps(w: &Waiting, word: usize, exclusive: bool) -> bool {
+  w.blocking || (exclusive && w.ctx.contains(&word))
 }
 
 /// What holds `w` off from what it asks of `prim`; empty if it could be
 /// given now.
 fn blockers(w: &Waiting, prim: &Prim, waits: &[Waiting]) -> Vec<Blocker> {
   let word = w.word;
-  let hold = |thread: f64| Blocker::Hold { thread, word };
+  let hold = |thread: f64, exclusive: bool| Blocker::Hold {
+    thread,
+    word,
+    exclusive,
+  };
   match prim {
-    Prim::Lock { holder } => holder.iter().map(|&t| hold(t)).collect(),
-    Prim::Permits { free, holders } => {
+    Prim::Lock { holder } => holder.iter().map(|&t| hold(t, true)).collect(),
+    Prim::Permits { free, holders, .. } => {
       if *free >= w.what {
         return Vec::new();
       }
       holders
         .iter()
         .filter(|h| h.1 > 0)
-        .map(|h| hold(h.0))
+        .map(|h| hold(h.0, false))
         .collect()
     }
-    Prim::Rw { writer, readers } => {
+    Prim::Rw {
+      writer, readers, ..
+    } => {
       if let Some(t) = writer {
-        return vec![hold(*t)];
+        return vec![hold(*t, true)];
       }
       if w.what == 2 {
         // A writer waits for every reader (its own reads included).
-        return readers.iter().map(|&t| hold(t)).collect();
+        return readers.iter().map(|r| hold(r.0, false)).collect();
       }
       // A reader waits only while writers wait (they hold new readers off).
       waits
@@ -118,9 +141,13 @@ fn blockers(w: &Waiting, prim: &Prim, waits: &[Waiting]) -> Vec<Blocker> {
 /// of its thread that keep it, or the waiting writer itself.
 fn keepers<'a>(blocker: Blocker, waits: &'a [Waiting], stuck: &HashSet<u64>) -> Vec<&'a Waiting> {
   match blocker {
-    Blocker::Hold { thread, word } => waits
+    Blocker::Hold {
+      thread,
+      word,
+      exclusive,
+    } => waits
       .iter()
-      .filter(|v| stuck.contains(&v.id) && v.thread == thread && keeps(v, word))
+      .filter(|v| stuck.contains(&v.id) && v.thread == thread && keeps(v, word, exclusive))
       .collect(),
     Blocker::Wait(id) => waits
       .iter()
@@ -137,7 +164,17 @@ fn keepers<'a>(blocker: Blocker, waits: &'a [Waiting], stuck: &HashSet<u64>) -> 
 fn blocked(w: &Waiting, prim: &Prim, waits: &[Waiting], stuck: &HashSet<u64>) -> bool {
   let kept = |b: Blocker| !keepers(b, waits, stuck).is_empty();
   match prim {
-    Prim::Permits { free, holders } => {
+    // A blocking wait for a lock its own thread holds has ended: it is on
+    // its way out (a blocking take of a lock its thread holds throws, or
+    // times out).
+    Prim::Lock { holder } if w.blocking && *holder == Some(w.thread) => false,
+    Prim::Permits {
+      total,
+      free,
+      holders,
+    } => {
+      let held: i64 = holders.iter().map(|h| i64::from(h.1.max(0))).sum();
+      let in_flight = (i64::from(*total) - i64::from(*free) - held).max(0);
       let back: i64 = holders
         .iter()
         .filter(|h| {
@@ -145,13 +182,27 @@ fn blocked(w: &Waiting, prim: &Prim, waits: &[Waiting], stuck: &HashSet<u64>) ->
             && !kept(Blocker::Hold {
               thread: h.0,
               word: w.word,
+              exclusive: false,
             })
         })
         .map(|h| i64::from(h.1))
         .sum();
-      i64::from(*free) + back < i64::from(w.what)
+      i64::from(*free) + in_flight + back < i64::from(w.what)
     }
-    _ => blockers(w, prim, waits).into_iter().any(kept),
+    Prim::Rw {
+      writer,
+      readers,
+      reads,
+      written,
+    } => {
+      let seen: i32 = readers.iter().map(|r| r.1).sum();
+      // A take or a release in flight: its thread runs.
+      if (*written && writer.is_none()) || (w.what == 2 && *reads > seen) {
+        return false;
+      }
+      blockers(w, prim, waits).into_iter().any(kept)
+    }
+    Prim::Lock { .. } => blockers(w, prim, waits).into_iter().any(kept),
   }
 }
 
@@ -212,8 +263,13 @@ fn path(
       continue;
     };
     for blocker in blockers(w, prim, waits) {
-      if let Blocker::Hold { thread, word } = blocker {
-        if thread == first.thread && keeps(first, word) && (direct || id != new) {
+      if let Blocker::Hold {
+        thread,
+        word,
+        exclusive,
+      } = blocker
+      {
+        if thread == first.thread && keeps(first, word, exclusive) && (direct || id != new) {
           let mut links = vec![Link { wait: id, blocker }];
           let mut at = id;
           while at != new {
@@ -273,14 +329,16 @@ mod tests {
           wait: 11,
           blocker: Blocker::Hold {
             thread: 1.0,
-            word: 1
+            word: 1,
+            exclusive: true
           }
         },
         Link {
           wait: 10,
           blocker: Blocker::Hold {
             thread: 2.0,
-            word: 2
+            word: 2,
+            exclusive: true
           }
         },
       ]
@@ -320,6 +378,7 @@ mod tests {
   #[test]
   fn a_semaphore_waits_for_all_its_holders_and_not_when_permits_are_free() {
     let sem = |free| Prim::Permits {
+      total: 2 + free,
       free,
       holders: vec![(1.0, 1), (2.0, 1)],
     };
@@ -365,7 +424,9 @@ mod tests {
         7,
         Prim::Rw {
           writer: None,
-          readers: vec![1.0],
+          readers: vec![(1.0, 1)],
+          reads: 1,
+          written: false,
         },
       ),
       (3, lock(Some(2.0))),
@@ -401,6 +462,78 @@ mod tests {
     );
   }
 
+  #[test]
+  fn what_is_seen_half_done_or_held_by_another_task_is_never_stuck() {
+    // A permit in neither the free count nor a stake: a take or release
+    // in flight, by a thread that runs.
+    let prims = HashMap::from([(
+      9,
+      Prim::Permits {
+        total: 2,
+        free: 0,
+        holders: vec![(1.0, 1)],
+      },
+    )]);
+    let waits = vec![Waiting {
+      id: 1,
+      thread: 1.0,
+      word: 9,
+      what: 1,
+      blocking: true,
+      ctx: vec![],
+    }];
+    assert_eq!(stuck(&prims, &waits), HashSet::new());
+    // A writer's mark or reads in the state that no stake shows yet.
+    for (reads, written) in [(1, false), (0, true)] {
+      let prims = HashMap::from([(
+        7,
+        Prim::Rw {
+          writer: None,
+          readers: vec![],
+          reads,
+          written,
+        },
+      )]);
+      let writer = Waiting {
+        what: 2,
+        ..blocking(1, 1.0, 7)
+      };
+      assert_eq!(stuck(&prims, &[writer]), HashSet::new());
+    }
+    // A blocking wait for a lock its own thread holds is on its way out.
+    let prims = HashMap::from([(1, lock(Some(1.0)))]);
+    assert_eq!(stuck(&prims, &[blocking(1, 1.0, 1)]), HashSet::new());
+    // Permits held by the main thread, one task of which waits in a
+    // context that runs under the semaphore: which task holds them is not
+    // known, so the async wait keeps none of them.
+    let prims = HashMap::from([
+      (
+        9,
+        Prim::Permits {
+          total: 2,
+          free: 0,
+          holders: vec![(0.0, 1), (1.0, 1)],
+        },
+      ),
+      (5, lock(Some(1.0))),
+    ]);
+    let waits = vec![
+      Waiting {
+        id: 1,
+        thread: 0.0,
+        word: 5,
+        what: 1,
+        blocking: false,
+        ctx: vec![9],
+      },
+      Waiting {
+        what: 1,
+        ..blocking(2, 1.0, 9)
+      },
+    ];
+    assert_eq!(cycle(&prims, &waits, 2), None);
+  }
+
   /// The reference: Coffman's reduction by simulation, for blocking
   /// threads over locks and semaphores: threads that can go (not waiting,
   /// or asking for what is free) finish and give back all they hold,
@@ -418,8 +551,7 @@ mod tests {
     }
     let mut done = vec![false; holds.len()];
     loop {
-      let next =
-        (0..holds.len()).find(|&t| !done[t] && wants[t].map_or(true, |(p, n)| free[p] >= n));
+      let next = (0..holds.len()).find(|&t| !done[t] && wants[t].is_none_or(|(p, n)| free[p] >= n));
       let Some(t) = next else { break };
       done[t] = true;
       for &(p, n) in &holds[t] {
@@ -437,7 +569,9 @@ mod tests {
     // semaphore of 2. Each thread holds a subset and waits for at most
     // one primitive it can ask for; every consistent state is checked.
     let totals = [1, 1, 2];
-    let per_thread: Vec<(Vec<(usize, i32)>, Option<(usize, i32)>)> = {
+    // Each thread: what it holds, and what it waits for.
+    type Thread = (Vec<(usize, i32)>, Option<(usize, i32)>);
+    let per_thread: Vec<Thread> = {
       let mut v = Vec::new();
       for mask in 0..8u32 {
         let holds: Vec<(usize, i32)> = (0..3)
@@ -472,6 +606,13 @@ mod tests {
           {
             continue;
           }
+          // Nor for a lock it holds itself (that take throws).
+          if threads.iter().any(|t| {
+            t.1
+              .is_some_and(|(p, _)| p < 2 && t.0.iter().any(|h| h.0 == p))
+          }) {
+            continue;
+          }
           let holds: Vec<Vec<(usize, i32)>> = threads.iter().map(|t| t.0.clone()).collect();
           let wants: Vec<Option<(usize, i32)>> = threads.iter().map(|t| t.1).collect();
           let expected = deadlocked_by_simulation(&holds, &wants, &totals);
@@ -486,6 +627,7 @@ mod tests {
             (
               2,
               Prim::Permits {
+                total: totals[2],
                 free: free[2],
                 holders: (0..3)
                   .filter_map(|t| holds[t].iter().find(|h| h.0 == 2).map(|h| (t as f64, h.1)))
@@ -516,7 +658,7 @@ mod tests {
             if let Some(links) = cycle(&prims, &waits, w.id) {
               assert!(expected.contains(&(w.id as usize)));
               for link in links {
-                if let Blocker::Hold { thread, word } = link.blocker {
+                if let Blocker::Hold { thread, word, .. } = link.blocker {
                   assert!(holds[thread as usize].iter().any(|h| h.0 == word));
                 }
               }

@@ -129,6 +129,11 @@ struct State {
 
 /// [`Diag::flags`]: a wait that would close a cycle fails.
 pub const DETECT: u32 = 1;
+
+/// How many times, and how far apart, a wait that closes a cycle sees it
+/// before it fails ([`Diag::wait`]).
+const CONFIRMATIONS: usize = 3;
+const CONFIRM_GAP: std::time::Duration = std::time::Duration::from_millis(2);
 /// [`Diag::flags`]: taking two primitives in the inverse order of one
 /// seen before is reported.
 pub const ORDER: u32 = 2;
@@ -212,6 +217,7 @@ impl Diag {
     let mut state = self.state.lock();
     if let Some(old) = state.watched.remove(&(env, at)) {
       state.let_go(old.base);
+      state.forget_word(old.word);
     }
   }
 
@@ -227,6 +233,7 @@ impl Diag {
     for key in gone {
       if let Some(old) = state.watched.remove(&key) {
         state.let_go(old.base);
+        state.forget_word(old.word);
       }
     }
     state.waits.retain(|_, (of, _)| *of != env);
@@ -239,14 +246,42 @@ impl Diag {
     let mut state = self.state.lock();
     state.next_wait += 1;
     let id = state.next_wait;
+    if wait.blocking {
+      // A thread is in one blocking wait at most: one of its registered
+      // before is over (its end was lost: out of stack, say), and would
+      // otherwise look stuck for good.
+      let thread = wait.thread;
+      state
+        .waits
+        .retain(|_, (_, w)| !(w.blocking && w.thread == thread));
+    }
     state.waits.insert(id, (env, wait));
-    if state.flags & DETECT != 0 {
-      if let Some(links) = state.cycle(id) {
-        state.waits.remove(&id);
-        return Err(links);
+    if state.flags & DETECT == 0 {
+      return Ok(id);
+    }
+    // A cycle is reported only if it is still there, the same waits, at
+    // each of CONFIRMATIONS looks CONFIRM_GAP apart (the lock let go of in
+    // between): a wait whose thread was just woken and has not ended it,
+    // or a take or release seen half done, lasts far less.
+    let mut first: Option<(Vec<u64>, Vec<CycleLink>)> = None;
+    for look in 0..CONFIRMATIONS {
+      let Some((ids, links)) = state.cycle(id) else {
+        return Ok(id);
+      };
+      match &first {
+        Some((seen, _)) if *seen != ids => return Ok(id),
+        Some(_) => {}
+        None => first = Some((ids, links)),
+      }
+      if look + 1 < CONFIRMATIONS {
+        parking_lot::MutexGuard::unlocked(&mut state, || std::thread::sleep(CONFIRM_GAP));
+        if !state.waits.contains_key(&id) {
+          return Ok(id); // (its env ended meanwhile)
+        }
       }
     }
-    Ok(id)
+    state.waits.remove(&id);
+    Err(first.map(|f| f.1).unwrap_or_default())
   }
 
   /// The flags ([`DETECT`], [`ORDER`]) after setting them to `to`, if
@@ -366,6 +401,20 @@ impl Diag {
 }
 
 impl State {
+  /// Once no row names `word`, what is kept of it goes (its address may
+  /// be another primitive's next): where it was taken, the orders it was
+  /// seen in and the pairs warned of.
+  fn forget_word(&mut self, word: usize) {
+    if self.watched.values().any(|row| row.word == word) {
+      return;
+    }
+    self.stacks.retain(|key, _| key.1 != word);
+    self
+      .order
+      .retain(|pair, _| pair.0 != word && pair.1 != word);
+    self.warned.retain(|pair| pair.0 != word && pair.1 != word);
+  }
+
   /// The primitives by key, as their rows' memory reads now, for the
   /// detector; the class numbers (`label`) and layouts are lib/core.js
   /// kLabel's: 1 an AsyncLock (the word names its holder, src/robust.rs),
@@ -387,8 +436,11 @@ impl State {
             holder: (owner != 0).then(|| f64::from(owner - 1)),
           });
         }
-        2 | 8 if row.cell_ints > 0 => {
+        // (Not async-mutex's Semaphore, 8, nor SignalSemaphore, 9: anyone
+        // may release those, so a wait on them is never known stuck.)
+        2 if row.cell_ints > 0 && row.word_ints >= 3 => {
           let entry = prims.entry(row.word).or_insert(Prim::Permits {
+            total: int(row.word + 8),
             free: int(row.word),
             holders: Vec::new(),
           });
@@ -400,17 +452,27 @@ impl State {
           }
         }
         3 if row.cell_ints > 0 => {
+          let state = int(row.word);
           let entry = prims.entry(row.word).or_insert(Prim::Rw {
             writer: None,
             readers: Vec::new(),
+            reads: state & READERS,
+            written: state & WRITER != 0,
           });
-          if let Prim::Rw { writer, readers } = entry {
+          if let Prim::Rw {
+            writer, readers, ..
+          } = entry
+          {
             let share = int(row.cell);
             if share & WRITER != 0 {
               *writer = Some(row.thread);
             }
-            if share & READERS != 0 && !readers.contains(&row.thread) {
-              readers.push(row.thread);
+            let reads = share & READERS;
+            if reads != 0 {
+              match readers.iter_mut().find(|r| r.0 == row.thread) {
+                Some(r) => r.1 += reads,
+                None => readers.push((row.thread, reads)),
+              }
             }
           }
         }
@@ -427,7 +489,9 @@ impl State {
       let holds = match prim {
         Prim::Lock { holder } => *holder == Some(thread),
         Prim::Permits { holders, .. } => holders.iter().any(|h| h.0 == thread),
-        Prim::Rw { writer, readers } => *writer == Some(thread) || readers.contains(&thread),
+        Prim::Rw {
+          writer, readers, ..
+        } => *writer == Some(thread) || readers.iter().any(|r| r.0 == thread),
       };
       if holds {
         held.push(word);
@@ -451,8 +515,9 @@ impl State {
     }
   }
 
-  /// The cycle the wait `id` closes, if it does (`crate::deadlock`).
-  fn cycle(&self, id: u64) -> Option<Vec<CycleLink>> {
+  /// The cycle the wait `id` closes, if it does (`crate::deadlock`): the
+  /// ids of its waits, and its links.
+  fn cycle(&self, id: u64) -> Option<(Vec<u64>, Vec<CycleLink>)> {
     let waits: Vec<Waiting> = self
       .waits
       .iter()
@@ -466,31 +531,31 @@ impl State {
       })
       .collect();
     let links = deadlock::cycle(&self.prims(), &waits, id)?;
-    Some(
-      links
-        .into_iter()
-        .filter_map(|link| {
-          let (_, wait) = self.waits.get(&link.wait)?;
-          let (held_by, behind, stack) = match link.blocker {
-            Blocker::Hold { thread, word } => (
-              Some(thread),
-              None,
-              self.stacks.get(&(thread.to_bits(), word)).cloned(),
-            ),
-            Blocker::Wait(other) => (None, self.waits.get(&other).map(|(_, w)| w.thread), None),
-          };
-          Some(CycleLink {
-            thread: wait.thread,
-            blocking: wait.blocking,
-            what: wait.what,
-            waits_for: self.named(wait.word),
-            held_by,
-            stack,
-            behind,
-          })
+    let ids = links.iter().map(|link| link.wait).collect();
+    let links = links
+      .into_iter()
+      .filter_map(|link| {
+        let (_, wait) = self.waits.get(&link.wait)?;
+        let (held_by, behind, stack) = match link.blocker {
+          Blocker::Hold { thread, word, .. } => (
+            Some(thread),
+            None,
+            self.stacks.get(&(thread.to_bits(), word)).cloned(),
+          ),
+          Blocker::Wait(other) => (None, self.waits.get(&other).map(|(_, w)| w.thread), None),
+        };
+        Some(CycleLink {
+          thread: wait.thread,
+          blocking: wait.blocking,
+          what: wait.what,
+          waits_for: self.named(wait.word),
+          held_by,
+          stack,
+          behind,
         })
-        .collect(),
-    )
+      })
+      .collect();
+    Some((ids, links))
   }
 
   fn hold(&mut self, base: usize) {

@@ -452,4 +452,29 @@ describe('SignalSemaphore', function () {
     await w.done();
     assert.deepStrictEqual([items.available, announced(items), queued(items)], [0, 0, 0]);
   });
+  it('the take waiting on the count that times out hands its turn to the next take of its line, which a release then wakes', async () => {
+    const items = new SignalSemaphore(0);
+    const first = items.acquire(1, { timeout: 20 });
+    const second = items.acquire(1);
+    await assert.rejects(first, { code: 'ERR_SIGNAL_SEMAPHORE_TIMEOUT' });
+    items.release(1);
+    await woken(second, 'the second take');
+    assert.deepStrictEqual([items.available, announced(items), queued(items)], [0, 0, 0]);
+  });
+
+  it('a take that got its permits resolves even if its signal throws when it stops listening: a taken permit is not lost', async () => {
+    const items = new SignalSemaphore(0);
+    const signal = {
+      aborted: false,
+      reason: undefined,
+      addEventListener() {},
+      removeEventListener() {
+        throw new Error('listener bookkeeping failed');
+      },
+    };
+    const taking = items.acquire(1, { signal });
+    items.release(1);
+    await woken(taking, 'the take');
+    assert.strictEqual(items.available, 0, 'the permit went to the take');
+  });
 });

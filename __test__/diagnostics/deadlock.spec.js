@@ -9,7 +9,7 @@ const { fixture, runNodeAsync } = require('../helpers');
 
 /** Runs scenario `name` of fixtures/deadlock.js; its JSON report. */
 async function scenario(name, env = {}) {
-  const result = await runNodeAsync([fixture('deadlock.js'), name], { env: { ...process.env, ...env } });
+  const result = await runNodeAsync([fixture('deadlock.js'), name], { env: { ...process.env, ...env }, killAfter: 110000 });
   assert.deepStrictEqual([result.status, result.signal], [0, null], result.stderr);
   return JSON.parse(result.stdout);
 }

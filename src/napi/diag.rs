@@ -70,7 +70,7 @@ pub fn wait(
     blocking: info & 0x100 != 0,
     since: js.f64(since)?,
     ctx: js
-      .f64_elements(ctx)?
+      .f64_elements(ctx, 1024)?
       .into_iter()
       .map(|key| key as usize)
       .collect(),

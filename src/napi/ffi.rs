@@ -200,8 +200,9 @@ impl Js {
   }
 
   /// The elements of the JS array `array`, as numbers (an element that is
-  /// not one is skipped); empty if `array` is not an array.
-  pub fn f64_elements(self, array: sys::napi_value) -> NResult<Vec<f64>> {
+  /// not one is skipped), the first `max` at most; empty if `array` is not
+  /// an array.
+  pub fn f64_elements(self, array: sys::napi_value, max: u32) -> NResult<Vec<f64>> {
     let mut is_array = false;
     // SAFETY: live env on its thread (Js::new); is_array is a live local.
     check(unsafe { sys::napi_is_array(self.env, array, &mut is_array) })?;
@@ -211,8 +212,8 @@ impl Js {
     let mut length = 0;
     // SAFETY: as above; length is a live local.
     check(unsafe { sys::napi_get_array_length(self.env, array, &mut length) })?;
-    let mut out = Vec::with_capacity(length as usize);
-    for i in 0..length {
+    let mut out = Vec::new();
+    for i in 0..length.min(max) {
       let mut element = ptr::null_mut();
       // SAFETY: as above; element is a live local.
       check(unsafe { sys::napi_get_element(self.env, array, i, &mut element) })?;

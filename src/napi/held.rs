@@ -102,11 +102,11 @@ impl Held {
   }
 
   /// The instance watched at `at` leaves the core's table (before its
-  /// buffers are let go of).
-  fn hide(&self, at: usize) {
-    if self.diag != 0 {
-      let _ = core().diag_unwatch(self.diag, at);
-    }
+  /// buffers are let go of); false if the core failed to take it out
+  /// (only a bug: the caller then keeps its buffers held for good, since
+  /// a snapshot may still read them).
+  fn hide(&self, at: usize) -> bool {
+    self.diag == 0 || core().diag_unwatch(self.diag, at).is_ok()
   }
 
   /// Holds the buffer at `base` once more; `buffer` is its object, needed
@@ -156,7 +156,9 @@ impl Held {
     }
     if watchers == 1 {
       self.words.remove(&key);
-      self.hide(key);
+      if !self.hide(key) {
+        return;
+      }
     } else if let Some(word) = self.words.get_mut(&key) {
       word.1 -= 1;
     }
@@ -183,7 +185,9 @@ impl Held {
   /// its holds of its buffers are let go.
   fn forget_stake(&mut self, js: Js, cell: usize) {
     if let Some(stake) = self.stakes.remove(&cell) {
-      self.hide(cell);
+      if !self.hide(cell) {
+        return;
+      }
       for base in stake.buffer_bases() {
         self.let_go(js, base);
       }
@@ -373,10 +377,9 @@ pub fn release_all(js: Js, registry: &Registry) {
     return;
   };
   held.closed = true;
-  // Out of the core's table before anything is let go of.
-  if held.diag != 0 {
-    let _ = core().diag_forget_env(held.diag);
-  }
+  // Out of the core's table before anything is let go of; should the
+  // core fail to take the rows out, their buffers stay held for good.
+  let hidden = held.diag == 0 || core().diag_forget_env(held.diag).is_ok();
   if held.owner != 0 {
     for &key in held.words.keys() {
       // SAFETY: every watched word's buffer is held by `buffers`, let go
@@ -395,6 +398,8 @@ pub fn release_all(js: Js, registry: &Registry) {
     }
   }
   for (_, (reference, _)) in held.buffers.drain() {
-    js.delete_reference(reference);
+    if hidden {
+      js.delete_reference(reference);
+    }
   }
 }
