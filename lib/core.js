@@ -178,13 +178,16 @@ function fromPosted(value, name, options) {
 
 /**
  * Whether a constructor's `sab` argument is its options instead (`new
- * AsyncLock({ name })`): a plain object (an ArrayBuffer, a view or any
- * other object is a `sab`, and gets its TypeError).
+ * AsyncLock({ name })`): a plain object without `sab`, `i32a` or `index`
+ * (an ArrayBuffer, a view, a posted instance passed to the constructor
+ * instead of from(), or any other object is a `sab`, and gets its
+ * TypeError).
  */
 function isOptionsBag(value) {
   if (value === null || typeof value !== 'object') return false;
   const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+  return (proto === Object.prototype || proto === null) &&
+    value.sab === undefined && value.i32a === undefined && value.index === undefined;
 }
 
 /** A constructor's `options.name`: a string, or undefined. */

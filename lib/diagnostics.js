@@ -216,16 +216,22 @@ function waitStart(instance, kind, what, blocking) {
   // for a wait that would close a cycle, before anything is published.
   const id = tracker === null ? 0 : tracker.waitBegin(instance, kind.label, askedOf(what), blocking);
   const registered = id === 0 ? undefined : { id, message: null, end: null, since: 0 };
-  if (!kind.waits) return registered;
-  const channels = channelsOf(kind);
-  if (channels === false) return registered;
-  const start = channels.waitStart;
-  const end = channels.waitEnd;
-  if (!start.hasSubscribers && !end.hasSubscribers) return registered;
-  const message = { instance, kind: kind.name, threadId, what, blocking };
-  const token = { id, message, end, since: performance.now() };
-  if (start.hasSubscribers) start.publish(message);
-  return token;
+  try {
+    if (!kind.waits) return registered;
+    const channels = channelsOf(kind);
+    if (channels === false) return registered;
+    const start = channels.waitStart;
+    const end = channels.waitEnd;
+    if (!start.hasSubscribers && !end.hasSubscribers) return registered;
+    const message = { instance, kind: kind.name, threadId, what, blocking };
+    const token = { id, message, end, since: performance.now() };
+    if (start.hasSubscribers) start.publish(message);
+    return token;
+  } catch (error) {
+    // (Out of stack, say: the take fails, so its wait is not registered.)
+    if (id !== 0) tracker.waitEnd(id);
+    throw error;
+  }
 }
 
 /**

@@ -197,12 +197,15 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
         if (ended !== 'taken') throw error;
       } finally {
         // (A failed await of its turn may have left it parked.)
-        if (entry !== null) {
-          if (parked) abandonPark(entry);
-          leave(entry);
-          wakeFirst(line, true);
+        try {
+          if (entry !== null) {
+            if (parked) abandonPark(entry);
+            leave(entry);
+            wakeFirst(line, true);
+          }
+        } finally {
+          if (token !== undefined) waitEnd(token, ended);
         }
-        if (token !== undefined) waitEnd(token, ended);
       }
     }
   }

@@ -140,6 +140,11 @@ describe('query(): who holds and who waits, from any thread', function () {
       assert.throws(make, { name: 'TypeError', message: /"options\.name" property must be a string/ });
     }
     assert.throws(() => new Latch(1, undefined, undefined, 'x'), { name: 'TypeError', message: /"options" argument must be an object/ });
+    // A posted instance given to the constructor (instead of from()) is a
+    // bad sab, as it always was: never options, never a fresh lock.
+    const posted = { sab: lock.sab, i32a: lock.i32a, index: lock.index, name: 'posted' };
+    assert.throws(() => new AsyncLock(posted), { name: 'TypeError', message: /"sab"/ });
+    assert.throws(() => new Semaphore(1, posted), { name: 'TypeError', message: /"sab"/ });
   });
 
   it('util.inspect shows a primitive in one line: its name, holder and state', async () => {
