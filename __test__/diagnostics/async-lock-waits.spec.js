@@ -111,7 +111,7 @@ describe('diagnostics: AsyncLock waits', function () {
     const end = seen[1];
     assert.strictEqual(end.isInstance, true);
     assert.strictEqual(end.messageKind, 'AsyncLock');
-    assert.strictEqual(end.threadId, w.worker.threadId);
+    assert.strictEqual(end.threadId, w.threadId);
     assert.strictEqual(end.blocking, true);
     assert.deepStrictEqual(end.what, { lock: true });
     assert.ok(end.waited >= 0);

@@ -71,7 +71,7 @@ describe('diagnostics: the family\'s waits', function () {
       assert.strictEqual(seen[1].blocking, true);
       assert.strictEqual(seen[1].isInstance, true);
       assert.deepStrictEqual(seen[1].what, { permits: 2 });
-      assert.strictEqual(seen[1].threadId, w.worker.threadId);
+      assert.strictEqual(seen[1].threadId, w.threadId);
     });
   });
 
