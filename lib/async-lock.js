@@ -30,8 +30,7 @@ const {
   validateTimeout,
   validateOptions,
   abortReason,
-  isOptionsBag,
-  nameOption,
+  slotOptions,
   kLabel,
 } = require('./core');
 const { createKind, waitStart, waitEnd, endedAs, tracing, traced } = require('./diagnostics');
@@ -411,11 +410,8 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
      * @param {{ name?: string }} [options] (or in place of `sab`)
      */
     constructor(sab, index, options) {
-      if (index === undefined && options === undefined && isOptionsBag(sab)) {
-        options = sab; // new X({ name })
-        sab = undefined;
-      }
-      const name = nameOption(options);
+      let name;
+      [sab, index, name] = slotOptions(sab, index, options);
       if (typeof releaseLock !== 'function') {
         // A binary older than this file (its contended unlock would fail
         // with the lock held): no lock, rather than one that cannot be

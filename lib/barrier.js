@@ -58,8 +58,7 @@ const {
   validateCount,
   validateOptions,
   abortReason,
-  isOptionsBag,
-  nameOption,
+  slotOptions,
   kLabel,
 } = require('./core');
 const { createKind, waitStart, waitEnd } = require('./diagnostics');
@@ -248,11 +247,8 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
      */
     constructor(parties, sab, index, options) {
       requireStakeWatch(stakeWatch, 'Barrier');
-      if (index === undefined && options === undefined && isOptionsBag(sab)) {
-        options = sab; // new X({ name })
-        sab = undefined;
-      }
-      const name = nameOption(options);
+      let name;
+      [sab, index, name] = slotOptions(sab, index, options);
       if (parties !== kAttach) {
         validateCount(parties, 'parties', kMaxParties);
         if (parties === 0) throw new RangeError('The "parties" argument must be an integer from 1 to 32767. Received 0');

@@ -24,7 +24,7 @@
 // (handed to the factory), as AsyncLock does.
 
 const { describe } = require('./describe');
-const { codedError, requireStakeWatch, watchStake, payOwed, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason, isOptionsBag, nameOption, kLabel } = require('./core');
+const { codedError, requireStakeWatch, watchStake, payOwed, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason, slotOptions, kLabel } = require('./core');
 const { heldStateReader } = require('./async-lock');
 const { createKind, waitStart, waitEnd } = require('./diagnostics');
 
@@ -148,11 +148,8 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
      */
     constructor(sab, index, options) {
       requireStakeWatch(stakeWatch, 'Condition');
-      if (index === undefined && options === undefined && isOptionsBag(sab)) {
-        options = sab; // new X({ name })
-        sab = undefined;
-      }
-      const name = nameOption(options);
+      let name;
+      [sab, index, name] = slotOptions(sab, index, options);
       const slot = int32Slot(sab, index, 0, 4);
       /** The SharedArrayBuffer. */
       this.sab = slot.sab;

@@ -190,6 +190,15 @@ function isOptionsBag(value) {
     value.sab === undefined && value.i32a === undefined && value.index === undefined;
 }
 
+/**
+ * A constructor's `sab`, `index` and `options`, where `options` may also
+ * come in place of `sab` (`new AsyncLock({ name })`): `[sab, index, name]`.
+ */
+function slotOptions(sab, index, options) {
+  if (index === undefined && options === undefined && isOptionsBag(sab)) return [undefined, undefined, nameOption(sab)];
+  return [sab, index, nameOption(options)];
+}
+
 /** A constructor's `options.name`: a string, or undefined. */
 function nameOption(options) {
   if (options === undefined) return undefined;
@@ -217,6 +226,9 @@ const kLabel = Object.freeze({
   MutexSemaphore: 8 | (2 << 8),
   SignalSemaphore: 9 | (2 << 8),
 });
+// The class names by label (async-mutex's Semaphore is a 'Semaphore' too).
+const kKindOfLabel = [];
+for (const name of Object.keys(kLabel)) kKindOfLabel[kLabel[name] & 0xff] = name === 'MutexSemaphore' ? 'Semaphore' : name;
 
 /** An Error (or `Type`) with a Node-style `code`. */
 function codedError(message, code, Type = Error) {
@@ -609,9 +621,9 @@ module.exports = {
   makeReleaser,
   int32Slot,
   fromPosted,
-  isOptionsBag,
-  nameOption,
+  slotOptions,
   kLabel,
+  kKindOfLabel,
   IntrinsicPromise,
   ours,
   reflectDefineProperty,

@@ -57,7 +57,7 @@
 
 const { performance } = require('perf_hooks');
 const { threadId } = require('worker_threads');
-const { ours } = require('./core');
+const { ours, kLabel } = require('./core');
 
 const reflectApply = Reflect.apply;
 const reflectDefineProperty = Reflect.defineProperty;
@@ -78,19 +78,10 @@ function createKind(name) {
 }
 
 // Each kind's class number in the binding's table of who holds and waits
-// (lib/core.js kLabel): the async-mutex entry's Mutex waits on an
-// AsyncLock's word.
-const kLabelOf = {
-  AsyncLock: 1,
-  Semaphore: 2,
-  RwLock: 3,
-  Condition: 4,
-  Barrier: 5,
-  Latch: 6,
-  'async-mutex/Mutex': 1,
-  'async-mutex/Semaphore': 8,
-  SignalSemaphore: 9,
-};
+// (lib/core.js kLabel's low byte): the async-mutex entry's Mutex waits on
+// an AsyncLock's word.
+const kLabelOf = { 'async-mutex/Mutex': kLabel.AsyncLock & 0xff, 'async-mutex/Semaphore': kLabel.MutexSemaphore & 0xff };
+for (const name of Object.keys(kLabel)) if (name !== 'MutexSemaphore') kLabelOf[name] = kLabel[name] & 0xff;
 
 /** What a wait asked for, as the table keeps it: permits; 2 for a write; else 1. */
 const askedOf = (what) => (what.permits !== undefined ? what.permits : what.mode === 'write' ? 2 : 1);

@@ -38,8 +38,7 @@ const {
   validateOptions,
   validateCount,
   abortReason,
-  isOptionsBag,
-  nameOption,
+  slotOptions,
   kLabel,
 } = require('./core');
 const { createKind, waitStart, waitEnd } = require('./diagnostics');
@@ -95,11 +94,8 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
      */
     constructor(count, sab, index, options) {
       requireStakeWatch(stakeWatch, 'Latch');
-      if (index === undefined && options === undefined && isOptionsBag(sab)) {
-        options = sab; // new X({ name })
-        sab = undefined;
-      }
-      const name = nameOption(options);
+      let name;
+      [sab, index, name] = slotOptions(sab, index, options);
       if (count !== kAttach) validateCount(count, 'count', kMaxCount);
       const slot = int32Slot(sab, index, 0, 4);
       /** The SharedArrayBuffer. */

@@ -23,10 +23,9 @@ const { holderOf, ABANDONED, WAITERS } = require('./owned-word');
 // Node's util, when first needed (util.inspect of an instance not found).
 const util = () => require('util');
 
-// The classes, by the number lib/core.js kLabel gives each.
-const kKinds = ['', 'AsyncLock', 'Semaphore', 'RwLock', 'Condition', 'Barrier', 'Latch', '', 'Semaphore', 'SignalSemaphore'];
+const { kLabel, kKindOfLabel } = require('./core');
 // async-mutex's Semaphore shows as 'Semaphore', with `package: 'async-mutex'`.
-const kMutexSemaphore = 8;
+const kMutexSemaphore = kLabel.MutexSemaphore & 0xff;
 // The layout of a snapshot's rows (src/napi/diag.rs WATCHED_INTS, WAIT_NUMBERS).
 const kMaxInts = 4;
 const kRowInts = 5 + 2 * (1 + kMaxInts);
@@ -99,7 +98,7 @@ function decode(raw, at) {
 /** A primitive's entry, from the first row over it. */
 function newEntry(label, buffer, offset, words) {
   const entry = {
-    kind: kKinds[label] || 'unknown',
+    kind: kKindOfLabel[label] || 'unknown',
     name: undefined,
     buffer,
     index: offset / 4,

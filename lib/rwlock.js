@@ -69,8 +69,7 @@ const {
   validateTimeout,
   validateOptions,
   abortReason,
-  isOptionsBag,
-  nameOption,
+  slotOptions,
   kLabel,
 } = require('./core');
 const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
@@ -533,11 +532,8 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
      */
     constructor(sab, index, options) {
       requireStakeWatch(stakeWatch, 'RwLock');
-      if (index === undefined && options === undefined && isOptionsBag(sab)) {
-        options = sab; // new X({ name })
-        sab = undefined;
-      }
-      const name = nameOption(options);
+      let name;
+      [sab, index, name] = slotOptions(sab, index, options);
       const slot = int32Slot(sab, index, 0, RwLock.BYTES, 2);
       /** The SharedArrayBuffer. */
       this.sab = slot.sab;

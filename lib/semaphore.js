@@ -51,8 +51,7 @@ const {
   validateCount,
   validateOptions,
   abortReason,
-  isOptionsBag,
-  nameOption,
+  slotOptions,
   kLabel,
 } = require('./core');
 const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
@@ -378,11 +377,8 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      */
     constructor(permits, sab, index, options) {
       requireStakeWatch(stakeWatch, 'Semaphore');
-      if (index === undefined && options === undefined && isOptionsBag(sab)) {
-        options = sab; // new X({ name })
-        sab = undefined;
-      }
-      const name = nameOption(options);
+      let name;
+      [sab, index, name] = slotOptions(sab, index, options);
       if (permits !== kAttach) validateCount(permits, 'permits', kMaxPermits);
       const slot = int32Slot(sab, index, 0, Semaphore.BYTES, 3);
       /** The SharedArrayBuffer. */

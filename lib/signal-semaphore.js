@@ -46,8 +46,7 @@ const {
   validateCount,
   validateOptions,
   abortReason,
-  isOptionsBag,
-  nameOption,
+  slotOptions,
   kLabel,
 } = require('./core');
 const { createKind, waitStart, waitEnd, endedAs } = require('./diagnostics');
@@ -235,11 +234,8 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
      */
     constructor(initial, sab, index, options) {
       requireStakeWatch(stakeWatch, 'SignalSemaphore');
-      if (index === undefined && options === undefined && isOptionsBag(sab)) {
-        options = sab; // new SignalSemaphore(0, { name })
-        sab = undefined;
-      }
-      const name = nameOption(options);
+      let name;
+      [sab, index, name] = slotOptions(sab, index, options);
       if (initial === undefined) initial = 0;
       else if (initial !== kAttach) validateCount(initial, 'initial', kMax);
       const slot = int32Slot(sab, index, 0, SignalSemaphore.BYTES, 2);

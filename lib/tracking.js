@@ -25,19 +25,17 @@
 // detectDeadlocks() / checkLockOrder(), for every thread of the process.
 
 const { threadId } = require('worker_threads');
-const { codedError, ours, kLabel } = require('./core');
+const { codedError, ours, kLabel, kKindOfLabel } = require('./core');
 const { describe } = require('./describe');
 const { isPromise } = require('util').types;
 
 const DETECT = 1;
 const ORDER = 2;
 
-// The classes by their label's low byte (lib/core.js kLabel).
-const kKindOf = ['', 'AsyncLock', 'Semaphore', 'RwLock', 'Condition', 'Barrier', 'Latch', '', 'Semaphore', 'SignalSemaphore'];
 
 /** A name for the primitive a cycle link or an inversion names. */
 function nameOf(p) {
-  const kind = kKindOf[p.label] || 'primitive';
+  const kind = kKindOfLabel[p.label] || 'primitive';
   return p.name !== undefined ? `${kind} ${JSON.stringify(p.name)}` : `${kind} #${p.buffer}[${p.index}]`;
 }
 
@@ -62,7 +60,7 @@ function deadlockError(links) {
     return {
       threadId: link.threadId,
       blocking: link.blocking,
-      waitsFor: { kind: kKindOf[link.waitsFor.label], name: link.waitsFor.name, buffer: link.waitsFor.buffer, index: link.waitsFor.index },
+      waitsFor: { kind: kKindOfLabel[link.waitsFor.label], name: link.waitsFor.name, buffer: link.waitsFor.buffer, index: link.waitsFor.index },
       heldBy: link.heldBy,
       behind: link.behind,
       stack: link.stack,

@@ -129,31 +129,6 @@ impl Js {
     Ok(kind == sys::ValueType::napi_object)
   }
 
-  /// `value` as a Rust string if it is a string (short ones: test-only
-  /// arguments), `None` if it is not a string.
-  pub fn short_string(self, value: sys::napi_value) -> NResult<Option<String>> {
-    let mut kind = 0;
-    // SAFETY: live env on its thread (Js::new); kind is a live local.
-    check(unsafe { sys::napi_typeof(self.env, value, &mut kind) })?;
-    if kind != sys::ValueType::napi_string {
-      return Ok(None);
-    }
-    let mut buffer = [0u8; 64];
-    let mut len = 0;
-    // SAFETY: live env on its thread; `buffer` holds `buffer.len()` bytes,
-    // which N-API writes at most (NUL included), and `len` is a live local.
-    check(unsafe {
-      sys::napi_get_value_string_utf8(
-        self.env,
-        value,
-        buffer.as_mut_ptr().cast(),
-        buffer.len(),
-        &mut len,
-      )
-    })?;
-    Ok(Some(String::from_utf8_lossy(&buffer[..len]).into_owned()))
-  }
-
   /// `value` as a Rust string if it is a string, `None` if it is not.
   pub fn string(self, value: sys::napi_value) -> NResult<Option<String>> {
     let mut kind = 0;

@@ -654,7 +654,7 @@ fn fail_notifier_start_for_testing(js: Js, []: [sys::napi_value; 0]) -> NResult<
 /// `times` calls of the core's `method` (a `CoreApi` method's name) panic
 /// in the core, in the code of the copy of the package that owns it.
 fn panic_for_testing(js: Js, [method, times]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
-  let Some(method) = js.short_string(method)? else {
+  let Some(method) = js.string(method)? else {
     panic!("panicForTesting");
   };
   // 1 unless a Number says otherwise.
