@@ -292,4 +292,12 @@ function traced(kind, which, instance, method, what, fn, ...args) {
   return ours(channelsOf(kind)[which].tracePromise(fn, context, undefined, ...args));
 }
 
-module.exports = { createKind, setTracking, waitStart, waitEnd, endedAs, abandoned, tracing, traced };
+/**
+ * Runs `take()`, a Condition's re-take of its lock, whose wait must not
+ * fail (lib/tracking.js retake).
+ */
+function retake(take) {
+  return tracker === null ? take() : tracker.retake(take);
+}
+
+module.exports = { createKind, setTracking, waitStart, waitEnd, retake, endedAs, abandoned, tracing, traced };

@@ -71,6 +71,28 @@ function deadlockError(links) {
   return error;
 }
 
+// The channel a deadlock found is published on (where the runtime has
+// diagnostics_channel): looked up at the first, as few programs have one.
+let deadlockChannel;
+
+/**
+ * Publishes `{ error, waitsOn }` on `atomics-waitasync:deadlock`, in the
+ * thread whose wait closed the cycle, before that wait throws (or, a
+ * re-take, waits on: `waitsOn`). Never throws: the take goes as it would.
+ */
+function publishDeadlock(error, waitsOn) {
+  try {
+    if (deadlockChannel === undefined) {
+      const dc = require('diagnostics_channel');
+      deadlockChannel = typeof dc.channel === 'function' ? dc.channel('atomics-waitasync:deadlock') : null;
+    }
+    if (deadlockChannel !== null && deadlockChannel.hasSubscribers) deadlockChannel.publish({ error, waitsOn });
+  } catch (_) {
+    // (no diagnostics_channel here, or out of stack)
+    if (deadlockChannel === undefined) deadlockChannel = null;
+  }
+}
+
 /** The stack of the caller's caller's caller, as text (the take's caller). */
 function callerStack() {
   const holder = {};
@@ -103,11 +125,63 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
   function waitBegin(instance, label, what, blocking) {
     if (!enabled) return 0;
     const ctx = !blocking && contexts !== null ? liveKeys(contexts.getStore()) : undefined;
-    const answer = diagWait(instance.i32a, instance.index, label | (blocking ? 256 : 0), what, Date.now(), threadId, ctx);
-    if (typeof answer !== 'number') throw deadlockError(answer);
+    const info = label | (blocking ? 256 : 0) | (retaking > 0 ? 512 : 0);
+    let answer = diagWait(instance.i32a, instance.index, info, what, Date.now(), threadId, ctx);
+    if (typeof answer !== 'number') {
+      if (Array.isArray(answer)) {
+        const error = deadlockError(answer);
+        publishDeadlock(error, false);
+        throw error;
+      }
+      warnDeadlock(answer.cycle, blocking);
+      answer = answer.wait;
+    }
     const seen = answer % 4;
     if (seen !== flags) sawFlags(seen);
     return (answer - seen) / 4;
+  }
+
+  // While above 0, the takes of this thread are re-takes that must not
+  // fail (see retake).
+  let retaking = 0;
+
+  /**
+   * Runs `take()`, a Condition's re-take of its lock (its wait returns
+   * only holding the lock again, whatever happened): its wait, if it has
+   * one, never fails with ERR_DEADLOCK. A cycle it closes is a warning
+   * instead (see warnDeadlock), and it waits on. The binding also drops
+   * the lock from what its async context keeps: the Condition let go of
+   * it. Its wait starts before take() first awaits, in every class.
+   */
+  function retake(take) {
+    if (!enabled) return take();
+    retaking += 1;
+    try {
+      return take();
+    } finally {
+      retaking -= 1;
+    }
+  }
+
+  /**
+   * A re-take closed the cycle `links`: what ERR_DEADLOCK would say, as a
+   * process warning (DeadlockWarning, ATOMICS_WAITASYNC_DEADLOCK). Before
+   * a blocking one, written to stderr at once, as Node writes a warning:
+   * the thread may never run the tick that would emit it.
+   */
+  function warnDeadlock(links, blocking) {
+    const error = deadlockError(links);
+    publishDeadlock(error, true);
+    const message = `A Condition's wait, taking its lock again, is in a deadlock; it waits on (it returns only holding the lock). ${error.message}`;
+    if (!blocking) {
+      process.emitWarning(message, { type: 'DeadlockWarning', code: 'ATOMICS_WAITASYNC_DEADLOCK' });
+      return;
+    }
+    try {
+      require('fs').writeSync(2, `(node:${process.pid}) [ATOMICS_WAITASYNC_DEADLOCK] DeadlockWarning: ${message}\n`);
+    } catch (_) {
+      // (stderr closed: the take waits all the same)
+    }
   }
 
   /**
@@ -285,6 +359,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
   return {
     waitBegin,
     waitEnd,
+    retake,
     start,
     /** Deadlock detection on (default) or off, for every thread of the process. */
     detectDeadlocks: (enabled = true) => set(DETECT, enabled),

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use once_cell::sync::OnceCell;
 
 use crate::deadline::{deadline_after, When};
-use crate::diag::{CycleLink, Diag, Inversion, Snapshot, Wait, Watched};
+use crate::diag::{Closed, Diag, Inversion, Snapshot, Wait, Watched};
 use crate::handshake::{self, Due};
 use crate::parker::Parker;
 use crate::registry::{Enqueued, Registry, WaiterId};
@@ -403,7 +403,7 @@ pub trait CoreApi<S>: Sync {
 
   /// A take of `env` starts to wait; its id, or the cycle it would close
   /// with deadlock detection on (see [`Diag::wait`]).
-  fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<Result<u64, Vec<CycleLink>>>;
+  fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<Result<u64, Closed>>;
 
   /// The table's flags after setting them to `to`, if given (see
   /// [`Diag::flags`]).
@@ -769,7 +769,7 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     self.guarded("diag_forget_env", || self.diag.forget_env(env))
   }
 
-  fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<Result<u64, Vec<CycleLink>>> {
+  fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<Result<u64, Closed>> {
     self.guarded("diag_wait", || self.diag.wait(env, wait))
   }
 

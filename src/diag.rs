@@ -68,6 +68,19 @@ pub struct Wait {
   /// (see `crate::deadlock`); empty for a blocking one, which keeps all
   /// of its thread's.
   pub ctx: Vec<usize>,
+  /// A take that must wait whatever it closes: a Condition's re-take of
+  /// its lock, which returns only holding it. With detection on, it is
+  /// made even when it closes a cycle, and the cycle is answered all the
+  /// same (see [`Closed`]).
+  pub must_wait: bool,
+}
+
+/// The cycle a wait closes, with detection on (see [`Diag::wait`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Closed {
+  pub links: Vec<CycleLink>,
+  /// The wait's id if it was made all the same (a [`Wait::must_wait`]).
+  pub made: Option<u64>,
 }
 
 /// A watched row as a snapshot saw it.
@@ -241,8 +254,8 @@ impl Diag {
 
   /// A take of `env` starts to wait: its id, for [`wait_end`](Self::wait_end);
   /// or, with detection on, the cycle it would close (and it is not in the
-  /// table then).
-  pub fn wait(&self, env: u64, wait: Wait) -> Result<u64, Vec<CycleLink>> {
+  /// table then, unless it must wait).
+  pub fn wait(&self, env: u64, wait: Wait) -> Result<u64, Closed> {
     let mut state = self.state.lock();
     state.next_wait += 1;
     let id = state.next_wait;
@@ -255,6 +268,7 @@ impl Diag {
         .waits
         .retain(|_, (_, w)| !(w.blocking && w.thread == thread));
     }
+    let must_wait = wait.must_wait;
     state.waits.insert(id, (env, wait));
     if state.flags & DETECT == 0 {
       return Ok(id);
@@ -280,8 +294,15 @@ impl Diag {
         }
       }
     }
+    let links = first.map(|f| f.1).unwrap_or_default();
+    if must_wait {
+      return Err(Closed {
+        links,
+        made: Some(id),
+      });
+    }
     state.waits.remove(&id);
-    Err(first.map(|f| f.1).unwrap_or_default())
+    Err(Closed { links, made: None })
   }
 
   /// The flags ([`DETECT`], [`ORDER`]) after setting them to `to`, if
@@ -626,6 +647,7 @@ mod tests {
       blocking: true,
       since: 5.0,
       ctx: vec![],
+      must_wait: false,
     }
   }
 
@@ -718,9 +740,11 @@ mod tests {
     diag
       .wait(one, waiting(1.0, key(1), key(1)))
       .expect("thread 2 runs on");
-    let links = diag
+    let closed = diag
       .wait(two, waiting(2.0, key(0), key(0)))
       .expect_err("it closes the cycle");
+    assert_eq!(closed.made, None);
+    let links = closed.links;
     assert_eq!(links.len(), 2);
     assert_eq!((links[0].thread, links[0].held_by), (2.0, Some(1.0)));
     assert_eq!(
@@ -734,6 +758,31 @@ mod tests {
     diag
       .wait(two, waiting(2.0, key(0), key(0)))
       .expect("detection off: the wait is made");
+  }
+
+  #[test]
+  fn a_wait_that_must_wait_is_made_though_it_closes_a_cycle_which_is_answered() {
+    let words = [AtomicI32::new(0), AtomicI32::new(0)];
+    let (diag, one, two) = abba(&words);
+    let key = |i: usize| &words[i] as *const AtomicI32 as usize;
+    diag.flags(Some(DETECT));
+    diag
+      .wait(one, waiting(1.0, key(1), key(1)))
+      .expect("thread 2 runs on");
+    let closed = diag
+      .wait(
+        two,
+        Wait {
+          must_wait: true,
+          ..waiting(2.0, key(0), key(0))
+        },
+      )
+      .expect_err("it closes the cycle");
+    assert_eq!(closed.links.len(), 2);
+    let id = closed.made.expect("made all the same");
+    assert_eq!(diag.len().1, 2, "both waits are in the table");
+    diag.wait_end(id);
+    assert_eq!(diag.len().1, 1);
   }
 
   #[test]

@@ -11,7 +11,7 @@ const { fixture, runNodeAsync } = require('../helpers');
 async function scenario(name, env = {}) {
   const result = await runNodeAsync([fixture('deadlock.js'), name], { env: { ...process.env, ...env }, killAfter: 110000 });
   assert.deepStrictEqual([result.status, result.signal], [0, null], result.stderr);
-  return JSON.parse(result.stdout);
+  return { ...JSON.parse(result.stdout), stderr: result.stderr };
 }
 
 /** The threads of a cycle, in order. */
@@ -40,6 +40,7 @@ describe('deadlock detection', function () {
     assert.deepStrictEqual(threadsOf(r.error.cycle), [0, r.worker]);
     assert.strictEqual(r.error.cycle[0].blocking, false);
     assert.strictEqual(r.workerGotA, true);
+    assert.deepStrictEqual(r.channel, [{ sameError: true, waitsOn: false }], 'the error, published on atomics-waitasync:deadlock');
   });
 
   it('an async task that waits while another task of its thread holds the lock is no deadlock', async () => {
@@ -76,6 +77,27 @@ describe('deadlock detection', function () {
     const r = await scenario('condition');
     assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
     assert.deepStrictEqual(r.error.cycle.map((l) => l.waitsFor.name).sort(), ['held-by-waiter', 'the-condition-lock']);
+  });
+
+  it('a Condition re-take that closes a cycle waits on and returns holding the lock, with a DeadlockWarning naming the cycle', async () => {
+    const r = await scenario('condition-retake-closes');
+    assert.deepStrictEqual([r.error, r.woken, r.holdsL1], [null, true, true], 'wait() returned as notified, holding its lock');
+    assert.strictEqual(r.mainError, 'AbortError');
+    assert.deepStrictEqual(r.published, { published: 'ERR_DEADLOCK', waitsOn: true }, 'published on atomics-waitasync:deadlock');
+    const warning = r.stderr.split('\n').filter((line) => line.includes('DeadlockWarning'));
+    assert.strictEqual(warning.length, 1, r.stderr);
+    assert.match(warning[0], /\[ATOMICS_WAITASYNC_DEADLOCK\]/);
+    assert.match(r.stderr, new RegExp(`thread ${r.waiter} waits \\(blocking\\) for AsyncLock "the-condition-lock", held by thread 0`));
+    assert.match(r.stderr, /thread 0 waits \(async\) for AsyncLock "held-by-waiter"/);
+  });
+
+  it('a Condition consumer and producer, two tasks of one thread on one lock: no deadlock reported, and the producer keeps the lock to itself', async () => {
+    const r = await scenario('condition-same-thread');
+    assert.deepStrictEqual(r.error, null);
+    assert.strictEqual(r.got, 'item');
+    assert.strictEqual(r.stolen, false, 'another instance could take the lock inside the producer\'s critical section');
+    assert.strictEqual(r.held, false);
+    assert.deepStrictEqual(r.warnings, []);
   });
 
   it('is switched on by ATOMICS_WAITASYNC_DEBUG=deadlocks, with no call', async () => {

@@ -50,17 +50,21 @@ pub fn shown(
 /// `diagWait(i32a, index, info, what, since, threadId, ctx?)` → the wait's
 /// id times 4 plus the table's flags (`crate::diag::DETECT`, `ORDER`): a
 /// take of this env's thread starts to wait for the primitive whose word
-/// is `i32a[index]`; `info` its class (low 8 bits) and 256 if it blocks;
-/// `what` what it asked for; `since` when (ms since the Unix epoch); `ctx`
-/// (async takes) the keys of the holds its async context keeps, as
-/// `diagTook` gave them. With detection on, a wait that would close a
-/// cycle is not made: the cycle's links come back instead (an array).
+/// is `i32a[index]`; `info` its class (low 8 bits), 256 if it blocks, 512
+/// if it must wait (a Condition's re-take: `Wait::must_wait`); `what` what
+/// it asked for; `since` when (ms since the Unix epoch); `ctx` (async
+/// takes) the keys of the holds its async context keeps, as `diagTook`
+/// gave them. With detection on, a wait that would close a cycle is not
+/// made: the cycle's links come back instead (an array); one that must
+/// wait is made, and comes back as `{ wait, cycle }`, `wait` the number
+/// above.
 pub fn wait(
   js: Js,
   [array, index, info, what, since, thread, ctx]: [sys::napi_value; 7],
 ) -> NResult<sys::napi_value> {
   let location = locate(js, array, js.f64(index)?)?;
   let info = js.i32(info)?;
+  let must_wait = info & 0x200 != 0;
   let wait = Wait {
     thread: js.f64(thread)?,
     label: (info & 0xff) as u32,
@@ -73,16 +77,29 @@ pub fn wait(
       .f64_elements(ctx, 1024)?
       .into_iter()
       .map(|key| key as usize)
+      // A re-take's context let go of the word it takes again (the
+      // Condition released it): not a hold it keeps.
+      .filter(|&key| !(must_wait && key == location.key))
       .collect(),
+    must_wait,
   };
   let env = env::held(js)?.borrow_mut().diag_env();
   if env == 0 {
     return js.number(0.0);
   }
   let flags = core().diag_flags(None)?;
+  let made = |id: u64| js.number(id as f64 * 4.0 + f64::from(flags));
   match core().diag_wait(env, wait)? {
-    Ok(id) => js.number(id as f64 * 4.0 + f64::from(flags)),
-    Err(links) => cycle(js, &links),
+    Ok(id) => made(id),
+    Err(closed) => match closed.made {
+      None => cycle(js, &closed.links),
+      Some(id) => {
+        let out = js.object()?;
+        js.define_value(out, "wait", made(id)?)?;
+        js.define_value(out, "cycle", cycle(js, &closed.links)?)?;
+        Ok(out)
+      }
+    },
   }
 }
 
