@@ -203,7 +203,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
         if (timeout === 0) throw timeoutError(0);
         const deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
         // Before it joins the line: should this throw, nothing is queued.
-        const token = waitStart(mine.instance, mine.kind, op === kWaitForUnlock ? kUnlocked : kLock, false);
+        const token = waitStart(mine.instance, mine.kind, op === kWaitForUnlock ? kUnlocked : kLock, false, timeout !== Infinity);
         let ended = 'error'; // how the wait ended (lib/diagnostics.js)
         let waiting = null;
         try {

@@ -197,15 +197,17 @@ function watch(channel, update) {
  * called once, before the take changes anything that says it waits.
  * `what` is what it asked for (`{ lock: true }`, `{ permits: n }`,
  * `{ mode: 'read' }` …, docs/debugging.md), `blocking` whether the thread
- * blocks (lock(), acquireSync …) or an async take waits. Publishes
+ * blocks (lock(), acquireSync …) or an async take waits, `timed` whether
+ * it has a timeout (it ends by itself: deadlock detection leaves it out
+ * of cycles). Publishes
  * wait:start; returns the token to hand to waitEnd, or undefined when
  * nobody listens (waitEnd then need not be called). May throw (nothing
  * has changed then).
  */
-function waitStart(instance, kind, what, blocking) {
+function waitStart(instance, kind, what, blocking, timed) {
   // Registered first: with deadlock detection on, this throws ERR_DEADLOCK
   // for a wait that would close a cycle, before anything is published.
-  const id = tracker === null ? 0 : tracker.waitBegin(instance, kind.label, askedOf(what), blocking);
+  const id = tracker === null ? 0 : tracker.waitBegin(instance, kind.label, askedOf(what), blocking, timed === true);
   const registered = id === 0 ? undefined : { id, message: null, end: null, since: 0 };
   try {
     if (!kind.waits) return registered;

@@ -290,7 +290,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     if (ms === 0) return spinTake(takeSync, i32a, index, stake, write);
     // Before the spin, the count among the writers waiting and the
     // announced wait: should this throw, nothing is counted.
-    const token = waitStart(rwlock, kind, write ? kWrite : kRead, true);
+    const token = waitStart(rwlock, kind, write ? kWrite : kRead, true, ms !== Infinity);
     let outcome = 'error';
     try {
       const took = lockWait(i32a, index, stake, write, ms);
@@ -405,7 +405,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     if (!(mayPass(line, priority) && takeAsync(i32a, index, stake, write))) {
       if (timeout === 0) throw timeoutError(0, write);
       // Before it joins the line: should this throw, nothing is queued.
-      const token = waitStart(rwlock, kind, write ? kWrite : kRead, false);
+      const token = waitStart(rwlock, kind, write ? kWrite : kRead, false, timeout !== Infinity);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       let entry = null;
       let parked = false; // awaiting its turn in the line

@@ -183,7 +183,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
   function acquireSlow(semaphore, i32a, index, stake, n, ms) {
     if (ms === 0) return spinTake(take, i32a, index, stake, n);
     // Before the spin and the announced wait: should this throw, nothing is counted.
-    const token = waitStart(semaphore, kind, { permits: n }, true);
+    const token = waitStart(semaphore, kind, { permits: n }, true, ms !== Infinity);
     let outcome = 'error';
     try {
       const took = waitForPermits(i32a, index, stake, n, ms);
@@ -262,7 +262,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (!(mayPass(line, priority) && take(i32a, index, stake, n))) {
       if (timeout === 0) throw timeoutError(0);
       // Before it joins the line: should this throw, nothing is queued.
-      const token = waitStart(semaphore, kind, { permits: n }, false);
+      const token = waitStart(semaphore, kind, { permits: n }, false, timeout !== Infinity);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       let entry = null;
       let parked = false; // awaiting its turn in the line

@@ -118,14 +118,15 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
 
   /**
    * A take of `instance` (class `label`, kLabel's) starts to wait, for
-   * `what` (permits; 1 read or 2 write; 1), blocking or not: its id, for
-   * waitEnd. Throws ERR_DEADLOCK if, with detection on, it would close a
-   * cycle: then it is not registered.
+   * `what` (permits; 1 read or 2 write; 1), blocking or not, with a
+   * timeout or not: its id, for waitEnd. Throws ERR_DEADLOCK if, with
+   * detection on, it would close a cycle: then it is not registered. (A
+   * wait with a timeout ends by itself: it is in no cycle.)
    */
-  function waitBegin(instance, label, what, blocking) {
+  function waitBegin(instance, label, what, blocking, timed) {
     if (!enabled) return 0;
     const ctx = !blocking && contexts !== null ? liveKeys(contexts.getStore()) : undefined;
-    const info = label | (blocking ? 256 : 0) | (retaking > 0 ? 512 : 0);
+    const info = label | (blocking ? 256 : 0) | (retaking > 0 ? 512 : 0) | (timed ? 1024 : 0);
     let answer = diagWait(instance.i32a, instance.index, info, what, Date.now(), threadId, ctx);
     if (typeof answer !== 'number') {
       if (Array.isArray(answer)) {
@@ -201,10 +202,15 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
     if (id > 0) diagWaitEnd(id);
   }
 
-  /** The flags changed (here or in another thread): wrap the takes if one is on. */
+  /**
+   * The flags changed (here or in another thread): the takes are wrapped
+   * while one is on, and put back when none is (each thread learns of a
+   * change by another at its next wait).
+   */
   function sawFlags(seen) {
     flags = seen;
     if (flags !== 0 && !wrapped) wrapAll();
+    else if (flags === 0 && wrapped) unwrapAll();
   }
 
   /** Sets `flag` on or off for the process. */
@@ -219,9 +225,20 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
     sawFlags(diagFlags(on === false ? now & ~flag : now | flag));
   }
 
-  /** Tells the binding that `instance` was taken here, at `stack`; the take's key. */
-  function took(instance, stack) {
-    const answer = diagTook(instance.i32a, instance.index, stack, threadId);
+  /**
+   * Tells the binding that `instance` was taken here, at `stack`, by an
+   * async take (`async`: acquire(), executeLocked …) or a blocking one; the
+   * take's key. For lock-order checks the take is paired with what its
+   * task holds: made inside executeLocked, runShared or runExclusive, the
+   * holds of that scope; else, for a blocking take, everything its thread
+   * holds (it stops the thread), and for an async one nothing (the
+   * thread's holds are other tasks': pairing with them would report
+   * orders no task took).
+   */
+  function took(instance, stack, async) {
+    const store = contexts === null ? undefined : contexts.getStore();
+    const within = store !== undefined ? liveKeys(store) : async ? [] : undefined;
+    const answer = diagTook(instance.i32a, instance.index, stack, threadId, within);
     if (typeof answer === 'number') return answer;
     for (const inversion of answer.inversions) warnInversion(inversion);
     return answer.key;
@@ -243,33 +260,65 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
   }
 
   // -- The wrappers ---------------------------------------------------------
+  //
+  // A wrapper only looks: what the take returns, it returns, the same value
+  // or the same promise, at the same time. What it adds (the stack, the
+  // binding's record of it) is best-effort: near the stack limit, or under
+  // a Promise whose species or `then` throws, a hold goes unrecorded
+  // (reports then say "where: not recorded"), never untaken or unreturned.
 
   /** A take that returns false when it did not take (or a release function when it did). */
   function wrapSync(proto, method) {
     const take = proto[method];
-    proto[method] = {
+    wrap(proto, method, take, {
       [method](...args) {
         const stack = callerStack();
         const result = take.apply(this, args);
-        if (result !== false) took(this, stack);
+        if (result !== false) {
+          try {
+            took(this, stack, false);
+          } catch (_) {
+            // (not recorded: see above)
+          }
+        }
         return result;
       },
-    }[method];
+    }[method]);
   }
+
+  /**
+   * Records, once `promise` (an async take's) fulfils, that `instance` was
+   * taken at `stack`. Chained when the take returns, so it runs before the
+   * caller's own await goes on. Never rejects.
+   */
+  const observe = async (promise, instance, stack) => {
+    try {
+      await promise;
+    } catch (_) {
+      return; // (not taken)
+    }
+    try {
+      took(instance, stack, true);
+    } catch (_) {
+      // (not recorded)
+    }
+  };
 
   /** An async take that resolves once taken. */
   function wrapAsync(proto, method) {
     const take = proto[method];
-    const after = async (promise, instance, stack) => {
-      const result = await promise;
-      took(instance, stack);
-      return result;
-    };
-    proto[method] = {
+    wrap(proto, method, take, {
       [method](...args) {
-        return ours(after(take.apply(this, args), this, callerStack()));
+        const stack = callerStack();
+        const promise = take.apply(this, args);
+        try {
+          observe(promise, this, stack);
+        } catch (_) {
+          // (out of stack: not recorded)
+        }
+        return promise;
       },
-    }[method];
+    }[method]);
   }
 
   /**
@@ -285,19 +334,24 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
     const endAfter = async (promise, hold) => {
       try {
         await promise;
-      } catch {
+      } catch (_) {
         // (the take's to report)
       }
       hold.live = false;
     };
-    proto[method] = {
+    wrap(proto, method, take, {
       [method](f, ...rest) {
         if (typeof f !== 'function') return take.call(this, f, ...rest);
         const instance = this;
         const stack = callerStack();
         return take.call(this, function (...args) {
-          const key = took(instance, stack);
-          if (contexts === null) return f.apply(this, args);
+          let key = 0;
+          try {
+            key = took(instance, stack, true);
+          } catch (_) {
+            // (not recorded: f runs all the same)
+          }
+          if (contexts === null || key === 0) return f.apply(this, args);
           const hold = { key, live: true };
           const outer = contexts.getStore();
           let result;
@@ -308,12 +362,28 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
             throw error;
           }
           // (A promise of the runtime's: the take awaits it anyway.)
-          if (isPromise(result)) endAfter(result, hold);
-          else hold.live = false;
+          if (isPromise(result)) {
+            try {
+              endAfter(result, hold);
+            } catch (_) {
+              hold.live = false; // (out of stack: kept by nobody, rather than for good)
+            }
+          } else {
+            hold.live = false;
+          }
           return result;
         }, ...rest);
       },
-    }[method];
+    }[method]);
+  }
+
+  // What wrapAll put in place, to put back: [proto, method, original].
+  const replaced = [];
+
+  /** Puts `wrapper` in place of `proto[method]`, `original`. */
+  function wrap(proto, method, original, wrapper) {
+    replaced.push([proto, method, original]);
+    proto[method] = wrapper;
   }
 
   // Each class's takes, by how they are wrapped.
@@ -327,11 +397,20 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
     },
   };
 
+  /** Puts every take back as it was: nothing is on any more. */
+  function unwrapAll() {
+    wrapped = false;
+    while (replaced.length > 0) {
+      const [proto, method, original] = replaced.pop();
+      proto[method] = original;
+    }
+  }
+
   function wrapAll() {
     wrapped = true;
     try {
       const { AsyncLocalStorage } = require('async_hooks');
-      if (typeof AsyncLocalStorage === 'function') contexts = new AsyncLocalStorage();
+      if (contexts === null && typeof AsyncLocalStorage === 'function') contexts = new AsyncLocalStorage();
     } catch {
       // (a runtime without it: async waits keep none of their thread's holds)
     }

@@ -415,6 +415,7 @@ pub trait CoreApi<S>: Sync {
     thread: f64,
     word: usize,
     stack: Option<Box<str>>,
+    within: Option<&[usize]>,
   ) -> Guarded<Vec<Inversion>>;
 
   /// The wait `id` has ended.
@@ -782,8 +783,9 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
     thread: f64,
     word: usize,
     stack: Option<Box<str>>,
+    within: Option<&[usize]>,
   ) -> Guarded<Vec<Inversion>> {
-    self.guarded("diag_took", || self.diag.took(thread, word, stack))
+    self.guarded("diag_took", || self.diag.took(thread, word, stack, within))
   }
 
   fn diag_wait_end(&'static self, id: u64) -> Guarded<()> {

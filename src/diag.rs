@@ -73,6 +73,9 @@ pub struct Wait {
   /// made even when it closes a cycle, and the cycle is answered all the
   /// same (see [`Closed`]).
   pub must_wait: bool,
+  /// A take with a timeout: it ends by itself, so it is in no deadlock
+  /// (neither stuck, nor keeping its thread's holds from coming back).
+  pub timed: bool,
 }
 
 /// The cycle a wait closes, with detection on (see [`Diag::wait`]).
@@ -269,8 +272,9 @@ impl Diag {
         .retain(|_, (_, w)| !(w.blocking && w.thread == thread));
     }
     let must_wait = wait.must_wait;
+    let timed = wait.timed;
     state.waits.insert(id, (env, wait));
-    if state.flags & DETECT == 0 {
+    if state.flags & DETECT == 0 || timed {
       return Ok(id);
     }
     // A cycle is reported only if it is still there, the same waits, at
@@ -320,9 +324,17 @@ impl Diag {
 
   /// Thread `thread` (of `env`) has taken the primitive at `word`, at
   /// `stack`: kept for the reports, while either flag is on; and with
-  /// [`ORDER`] on, each primitive it holds besides makes a pair with it.
+  /// [`ORDER`] on, each primitive it holds besides makes a pair with it,
+  /// or only those of `within`, if given: the holds of the async context
+  /// the take was made in (another task of the thread holds the others).
   /// The pairs seen before in the inverse order, the first time each is.
-  pub fn took(&self, thread: f64, word: usize, stack: Option<Box<str>>) -> Vec<Inversion> {
+  pub fn took(
+    &self,
+    thread: f64,
+    word: usize,
+    stack: Option<Box<str>>,
+    within: Option<&[usize]>,
+  ) -> Vec<Inversion> {
     let mut state = self.state.lock();
     if state.flags == 0 {
       return Vec::new();
@@ -338,7 +350,7 @@ impl Diag {
     let held: Vec<usize> = state
       .held_by(thread)
       .into_iter()
-      .filter(|&k| k != word)
+      .filter(|&k| k != word && within.is_none_or(|keys| keys.contains(&k)))
       .collect();
     let mut found = Vec::new();
     for first in held {
@@ -542,6 +554,7 @@ impl State {
     let waits: Vec<Waiting> = self
       .waits
       .iter()
+      .filter(|(_, (_, w))| !w.timed)
       .map(|(&id, (_, w))| Waiting {
         id,
         thread: w.thread,
@@ -648,6 +661,7 @@ mod tests {
       since: 5.0,
       ctx: vec![],
       must_wait: false,
+      timed: false,
     }
   }
 
@@ -736,7 +750,7 @@ mod tests {
     let (diag, one, two) = abba(&words);
     let key = |i: usize| &words[i] as *const AtomicI32 as usize;
     assert_eq!(diag.flags(Some(DETECT)), DETECT);
-    assert_eq!(diag.took(1.0, key(0), Some("at one".into())), vec![]);
+    assert_eq!(diag.took(1.0, key(0), Some("at one".into()), None), vec![]);
     diag
       .wait(one, waiting(1.0, key(1), key(1)))
       .expect("thread 2 runs on");
@@ -758,6 +772,25 @@ mod tests {
     diag
       .wait(two, waiting(2.0, key(0), key(0)))
       .expect("detection off: the wait is made");
+  }
+
+  #[test]
+  fn a_timed_wait_closes_no_cycle_and_is_in_none() {
+    let words = [AtomicI32::new(0), AtomicI32::new(0)];
+    let (diag, one, two) = abba(&words);
+    let key = |i: usize| &words[i] as *const AtomicI32 as usize;
+    diag.flags(Some(DETECT));
+    let timed = |w: Wait| Wait { timed: true, ..w };
+    let first = diag
+      .wait(one, timed(waiting(1.0, key(1), key(1))))
+      .expect("thread 2 runs on");
+    diag
+      .wait(two, waiting(2.0, key(0), key(0)))
+      .expect("thread 1's wait ends by itself: its holds come back");
+    diag.wait_end(first);
+    diag
+      .wait(one, timed(waiting(1.0, key(1), key(1))))
+      .expect("a timed wait ends by itself: it closes no cycle");
   }
 
   #[test]
@@ -793,11 +826,11 @@ mod tests {
     diag.flags(Some(ORDER));
     // Thread 1 holds word 0, then takes word 1 (made its holder here).
     words[1].store(2 << 1, Ordering::SeqCst);
-    assert_eq!(diag.took(1.0, key(1), Some("1 then".into())), vec![]);
+    assert_eq!(diag.took(1.0, key(1), Some("1 then".into()), None), vec![]);
     // Thread 2 holds word 1, then takes word 0.
     words[0].store(3 << 1, Ordering::SeqCst);
     words[1].store(3 << 1, Ordering::SeqCst);
-    let found = diag.took(2.0, key(0), Some("2 then".into()));
+    let found = diag.took(2.0, key(0), Some("2 then".into()), None);
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].before.thread, 1.0);
     assert_eq!(found[0].before.second.1.as_deref(), Some("1 then"));
@@ -805,7 +838,31 @@ mod tests {
       (found[0].now.first.0, found[0].now.second.0),
       (key(1), key(0))
     );
-    assert_eq!(diag.took(2.0, key(0), None), vec![], "once per pair");
+    assert_eq!(diag.took(2.0, key(0), None, None), vec![], "once per pair");
+  }
+
+  #[test]
+  fn a_take_within_an_async_context_pairs_only_with_that_contexts_holds() {
+    let words = [AtomicI32::new(0), AtomicI32::new(0)];
+    let (diag, _, _) = abba(&words);
+    let key = |i: usize| &words[i] as *const AtomicI32 as usize;
+    diag.flags(Some(ORDER));
+    // Thread 1 holds both, word 0 through another task than the one that
+    // takes word 1: no pair.
+    words[1].store(2 << 1, Ordering::SeqCst);
+    assert_eq!(diag.took(1.0, key(1), None, Some(&[])), vec![]);
+    // Thread 2 takes them in the inverse order, as one task.
+    words[0].store(3 << 1, Ordering::SeqCst);
+    words[1].store(3 << 1, Ordering::SeqCst);
+    assert_eq!(
+      diag.took(2.0, key(0), None, Some(&[key(1)])),
+      vec![],
+      "nothing to invert"
+    );
+    // Thread 1 again, now as one task: that inverts thread 2's.
+    words[0].store(2 << 1, Ordering::SeqCst);
+    words[1].store(2 << 1, Ordering::SeqCst);
+    assert_eq!(diag.took(1.0, key(1), None, Some(&[key(0)])).len(), 1);
   }
 
   #[test]

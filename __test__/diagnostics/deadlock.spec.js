@@ -100,6 +100,13 @@ describe('deadlock detection', function () {
     assert.deepStrictEqual(r.warnings, []);
   });
 
+  it('a take with a timeout is in no cycle: the ABBA take and a thread waiting for its own permits time out, with no ERR_DEADLOCK', async () => {
+    const abba = await scenario('abba-timed');
+    assert.deepStrictEqual([abba.error, abba.timedOut, abba.firstGotB], [null, true, true]);
+    const self = await scenario('timed-self');
+    assert.deepStrictEqual(self, { error: null, got: false, stderr: '' });
+  });
+
   it('is switched on by ATOMICS_WAITASYNC_DEBUG=deadlocks, with no call', async () => {
     const r = await scenario('abba-blocking-env', { ATOMICS_WAITASYNC_DEBUG: 'deadlocks' });
     assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
@@ -131,5 +138,13 @@ describe('lock-order checks', function () {
     assert.match(w.message, /took AsyncLock "first" while holding AsyncLock "second"|took AsyncLock "second" while holding AsyncLock "first"/);
     assert.match(w.detail, /inOrder/);
     assert.match(w.detail, /inReverse/);
+  });
+
+  it('two async tasks of one thread that each hold one lock are no order; one task nesting them in both orders is, once', async () => {
+    const r = await scenario('lock-order-tasks');
+    assert.strictEqual(r.sideBySide, 0, 'no warning from holds of different tasks');
+    assert.strictEqual(r.nested, 1);
+    assert.match(r.detail, /nestAB/);
+    assert.match(r.detail, /nestBA/);
   });
 });

@@ -51,7 +51,8 @@ pub fn shown(
 /// id times 4 plus the table's flags (`crate::diag::DETECT`, `ORDER`): a
 /// take of this env's thread starts to wait for the primitive whose word
 /// is `i32a[index]`; `info` its class (low 8 bits), 256 if it blocks, 512
-/// if it must wait (a Condition's re-take: `Wait::must_wait`); `what` what
+/// if it must wait (a Condition's re-take: `Wait::must_wait`), 1024 if it
+/// has a timeout (`Wait::timed`); `what` what
 /// it asked for; `since` when (ms since the Unix epoch); `ctx` (async
 /// takes) the keys of the holds its async context keeps, as `diagTook`
 /// gave them. With detection on, a wait that would close a cycle is not
@@ -82,6 +83,7 @@ pub fn wait(
       .filter(|&key| !(must_wait && key == location.key))
       .collect(),
     must_wait,
+    timed: info & 0x400 != 0,
   };
   let env = env::held(js)?.borrow_mut().diag_env();
   if env == 0 {
@@ -156,18 +158,30 @@ pub fn flags(js: Js, [to]: [sys::napi_value; 1]) -> NResult<sys::napi_value> {
   js.number(f64::from(core().diag_flags(to)?))
 }
 
-/// `diagTook(i32a, index, stack, threadId)` → the primitive's key (its
-/// word's address, as a number), or `{ key, inversions }` when taking it
-/// now inverts an order seen before (`crate::diag::Diag::took`): each `{
-/// now, before, names }`, `now` and `before` `{ threadId, firstStack,
-/// secondStack }` and `names` the two primitives as taken now.
+/// `diagTook(i32a, index, stack, threadId, ctx?)` → the primitive's key
+/// (its word's address, as a number), or `{ key, inversions }` when taking
+/// it now inverts an order seen before (`crate::diag::Diag::took`): each
+/// `{ now, before, names }`, `now` and `before` `{ threadId, firstStack,
+/// secondStack }` and `names` the two primitives as taken now. `ctx`, for
+/// a take made in an async context that holds something: the keys of
+/// those holds, the only ones it is paired with.
 pub fn took(
   js: Js,
-  [array, index, stack, thread]: [sys::napi_value; 4],
+  [array, index, stack, thread, ctx]: [sys::napi_value; 5],
 ) -> NResult<sys::napi_value> {
   let word = locate(js, array, js.f64(index)?)?.key;
   let stack = js.string(stack)?.map(String::into_boxed_str);
-  let inversions = core().diag_took(js.f64(thread)?, word, stack)?;
+  let within: Option<Vec<usize>> = if js.is_object(ctx)? {
+    Some(
+      js.f64_elements(ctx, 1024)?
+        .into_iter()
+        .map(|key| key as usize)
+        .collect(),
+    )
+  } else {
+    None
+  };
+  let inversions = core().diag_took(js.f64(thread)?, word, stack, within.as_deref())?;
   let key = js.number(word as f64)?;
   if inversions.is_empty() {
     return Ok(key);
