@@ -817,9 +817,9 @@ export function report(snapshot?: { at: number; primitives: PrimitiveEntry[] }):
  * Deadlock detection on (default) or off, for every thread of the process
  * (also: ATOMICS_WAITASYNC_DEBUG=deadlocks). While on, a take that would
  * close a cycle of takes that can never end throws (blocking) or rejects
- * (async) with a DeadlockError; a Condition's re-take of its lock, which
- * never fails, waits on after a process warning (DeadlockWarning, code
- * ATOMICS_WAITASYNC_DEADLOCK). Each cycle found is published on the
+ * (async) with a DeadlockError; a Condition's re-take of its lock and a
+ * take with a timeout, which are never failed, wait on after a process
+ * warning (DeadlockWarning, code ATOMICS_WAITASYNC_DEADLOCK). Each cycle found is published on the
  * diagnostics_channel `atomics-waitasync:deadlock` as
  * `{ error: DeadlockError, waitsOn: boolean }`.
  */

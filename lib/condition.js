@@ -204,7 +204,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
           // (Ended before the lock is taken again: that take waits as the lock's own.)
           if (token !== undefined) waitEnd(token, ended);
         } finally {
-          if (released) retake(() => lockBlocking.call(lock));
+          if (released) retake(lock, () => lockBlocking.call(lock));
         }
       }
       if (releaseError !== null) throw releaseError;
@@ -271,7 +271,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
       if (releaseError !== null) {
         try {
           await undefined; // from the bottom of the stack (release may have failed near its top)
-          await ours(retake(() => acquire.call(lock)));
+          await ours(retake(lock, () => acquire.call(lock)));
         } catch (_) {
           // (the first error is the one to report)
         }
@@ -281,7 +281,7 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
       // bounds this part (as pthread_cond_timedwait's). Mostly free by
       // now (the notifier has gone on to release it): taken here, without
       // acquire()'s frame, await and release function.
-      if (!tryLock.call(lock)) await ours(retake(() => acquire.call(lock)));
+      if (!tryLock.call(lock)) await ours(retake(lock, () => acquire.call(lock)));
       if (failed) throw failure;
       return outcome !== 'timed-out';
     }

@@ -295,11 +295,11 @@ function traced(kind, which, instance, method, what, fn, ...args) {
 }
 
 /**
- * Runs `take()`, a Condition's re-take of its lock, whose wait must not
+ * Runs `take()`, a Condition's re-take of `lock`, whose wait must not
  * fail (lib/tracking.js retake).
  */
-function retake(take) {
-  return tracker === null ? take() : tracker.retake(take);
+function retake(lock, take) {
+  return tracker === null ? take() : tracker.retake(lock, take);
 }
 
 module.exports = { createKind, setTracking, waitStart, waitEnd, retake, endedAs, abandoned, tracing, traced };

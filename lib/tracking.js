@@ -93,13 +93,17 @@ function publishDeadlock(error, waitsOn) {
   }
 }
 
-/** The stack of the caller's caller's caller, as text (the take's caller). */
+/** The stack of the take's caller (the wrapper's caller), as text; undefined if it cannot be had. */
 function callerStack() {
-  const holder = {};
-  Error.captureStackTrace(holder, callerStack);
-  // The first line is "Error"; the next is the wrapper's frame.
-  const lines = String(holder.stack).split('\n');
-  return lines.slice(2).join('\n');
+  try {
+    const holder = {};
+    Error.captureStackTrace(holder, callerStack);
+    // The first line is "Error"; the next is the wrapper's frame.
+    const lines = String(holder.stack).split('\n');
+    return lines.slice(2).join('\n');
+  } catch (_) {
+    return undefined; // (a program's Error.prepareStackTrace threw: not recorded)
+  }
 }
 
 /**
@@ -120,13 +124,17 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
    * A take of `instance` (class `label`, kLabel's) starts to wait, for
    * `what` (permits; 1 read or 2 write; 1), blocking or not, with a
    * timeout or not: its id, for waitEnd. Throws ERR_DEADLOCK if, with
-   * detection on, it would close a cycle: then it is not registered. (A
-   * wait with a timeout ends by itself: it is in no cycle.)
+   * detection on, it would close a cycle: then it is not registered. A
+   * re-take (see retake) or a take with a timeout (it ends by itself) is
+   * never failed: it is registered, and a cycle it closes is a warning.
+   * Once registered, nothing here throws.
    */
   function waitBegin(instance, label, what, blocking, timed) {
     if (!enabled) return 0;
-    const ctx = !blocking && contexts !== null ? liveKeys(contexts.getStore()) : undefined;
-    const info = label | (blocking ? 256 : 0) | (retaking > 0 ? 512 : 0) | (timed ? 1024 : 0);
+    const mustWait = retaking !== null && retaking.i32a === instance.i32a && retaking.index === instance.index;
+    if (mustWait) retaking = null; // (this wait's alone: not one its subscribers start)
+    const ctx = !blocking && contexts !== null ? liveKeys(contexts.getStore(), true) : undefined;
+    const info = label | (blocking ? 256 : 0) | (mustWait ? 512 : 0) | (timed ? 1024 : 0);
     let answer = diagWait(instance.i32a, instance.index, info, what, Date.now(), threadId, ctx);
     if (typeof answer !== 'number') {
       if (Array.isArray(answer)) {
@@ -134,46 +142,69 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
         publishDeadlock(error, false);
         throw error;
       }
-      warnDeadlock(answer.cycle, blocking);
+      try {
+        warnDeadlock(answer.cycle, blocking, mustWait);
+      } catch (_) {
+        // (out of stack, or a program's emitWarning: the take waits all the same)
+      }
       answer = answer.wait;
     }
     const seen = answer % 4;
-    if (seen !== flags) sawFlags(seen);
+    if (seen !== flags) {
+      try {
+        sawFlags(seen);
+      } catch (_) {
+        // (seen again at the next wait)
+      }
+    }
     return (answer - seen) / 4;
   }
 
-  // While above 0, the takes of this thread are re-takes that must not
-  // fail (see retake).
-  let retaking = 0;
+  // The lock a Condition's wait is taking again (see retake), until its
+  // wait starts.
+  let retaking = null;
 
   /**
-   * Runs `take()`, a Condition's re-take of its lock (its wait returns
-   * only holding the lock again, whatever happened): its wait, if it has
-   * one, never fails with ERR_DEADLOCK. A cycle it closes is a warning
-   * instead (see warnDeadlock), and it waits on. The binding also drops
-   * the lock from what its async context keeps: the Condition let go of
-   * it. Its wait starts before take() first awaits, in every class.
+   * Runs `take()`, a Condition's re-take of `lock` (its wait returns only
+   * holding the lock again, whatever happened): its wait, if it has one,
+   * never fails with ERR_DEADLOCK. A cycle it closes is a warning instead
+   * (see warnDeadlock), and it waits on. The binding also drops the lock
+   * from what its async context keeps: the Condition let go of it. Its
+   * wait starts before take() first awaits, in every class, and before
+   * anything else can run (subscribers of the wait's channels included:
+   * their own takes are not re-takes).
    */
-  function retake(take) {
+  function retake(lock, take) {
     if (!enabled) return take();
-    retaking += 1;
+    retaking = lock;
     try {
       return take();
     } finally {
-      retaking -= 1;
+      retaking = null;
     }
   }
 
+  // The cycles warned of in this thread (a take retried on its timeout
+  // would warn of the same again and again), by the words of their waits.
+  const warned = new Set();
+
   /**
-   * A re-take closed the cycle `links`: what ERR_DEADLOCK would say, as a
-   * process warning (DeadlockWarning, ATOMICS_WAITASYNC_DEADLOCK). Before
-   * a blocking one, written to stderr at once, as Node writes a warning:
-   * the thread may never run the tick that would emit it.
+   * A re-take or a take with a timeout closed the cycle `links`: what
+   * ERR_DEADLOCK would say, as a process warning (DeadlockWarning,
+   * ATOMICS_WAITASYNC_DEADLOCK), once per cycle, and on the deadlock
+   * channel. Before a blocking take, written to stderr at once, as Node
+   * writes a warning: the thread may never run the tick that would emit it.
    */
-  function warnDeadlock(links, blocking) {
+  function warnDeadlock(links, blocking, retake) {
     const error = deadlockError(links);
     publishDeadlock(error, true);
-    const message = `A Condition's wait, taking its lock again, is in a deadlock; it waits on (it returns only holding the lock). ${error.message}`;
+    const seen = links.map((link) => `${link.threadId}:${link.waitsFor.buffer}:${link.waitsFor.index}`).sort().join(' ');
+    if (warned.has(seen)) return;
+    warned.add(seen);
+    const why = retake
+      ? "A Condition's wait, taking its lock again, is in a deadlock; it waits on (it returns only holding the lock)."
+      : 'A take with a timeout is in a deadlock; it waits on until its timeout.';
+    const message = `${why} ${error.message}`;
     if (!blocking) {
       process.emitWarning(message, { type: 'DeadlockWarning', code: 'ATOMICS_WAITASYNC_DEADLOCK' });
       return;
@@ -187,14 +218,15 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
 
   /**
    * The keys of the holds an async context runs under that are still
-   * held: a context outlives its scope (a timer set inside executeLocked
-   * runs in it after the lock is released).
+   * held (a context outlives its scope: a timer set inside executeLocked
+   * runs in it after the lock is released); only those of scopes if
+   * `scoped`. Undefined for none.
    */
-  function liveKeys(holds) {
+  function liveKeys(holds, scoped) {
     if (holds === undefined) return undefined;
     const keys = [];
-    for (const hold of holds) if (hold.live) keys.push(hold.key);
-    return keys;
+    for (const hold of holds) if (hold.live && (hold.scoped || !scoped)) keys.push(hold.key);
+    return keys.length > 0 ? keys : undefined;
   }
 
   /** The wait `id` (from waitBegin) has ended. */
@@ -226,22 +258,57 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
   }
 
   /**
-   * Tells the binding that `instance` was taken here, at `stack`, by an
-   * async take (`async`: acquire(), executeLocked …) or a blocking one; the
-   * take's key. For lock-order checks the take is paired with what its
-   * task holds: made inside executeLocked, runShared or runExclusive, the
-   * holds of that scope; else, for a blocking take, everything its thread
-   * holds (it stops the thread), and for an async one nothing (the
-   * thread's holds are other tasks': pairing with them would report
-   * orders no task took).
+   * Tells the binding that `instance` is taken here, at `stack` (undefined
+   * if it could not be captured), `how`: 'blocking' (the thread stops
+   * until it has it), 'try' (it never waits), or 'async' (asked for:
+   * recorded before it is had, as lockdep records an attempt). The take's
+   * key. For lock-order checks the take is paired with what its task
+   * holds: a blocking take with everything its thread holds; an async
+   * take with the holds of its async context (see holdTaken); a try with
+   * nothing (it cannot deadlock).
    */
-  function took(instance, stack, async) {
-    const store = contexts === null ? undefined : contexts.getStore();
-    const within = store !== undefined ? liveKeys(store) : async ? [] : undefined;
+  function took(instance, stack, how) {
+    let within;
+    if (how === 'try') within = [];
+    else if (how === 'async') within = (contexts === null ? undefined : liveKeys(contexts.getStore(), false)) || [];
     const answer = diagTook(instance.i32a, instance.index, stack, threadId, within);
     if (typeof answer === 'number') return answer;
     for (const inversion of answer.inversions) warnInversion(inversion);
     return answer.key;
+  }
+
+  // The latest hold of each key taken in this thread: when it is taken
+  // again, the one before was let go of (or, shared, is no longer told
+  // apart: fewer holds kept, never more).
+  const latest = new Map();
+
+  /**
+   * A new hold of `key`, live: the one before is not. `scoped`: held for
+   * f of executeLocked and the like, which knows when it ends; else a
+   * take's, whose release is not seen (it ends when the key is taken
+   * again here), and which only lock-order checks count.
+   */
+  function newHold(key, scoped) {
+    const hold = { key, live: true, scoped };
+    const before = latest.get(key);
+    if (before !== undefined) before.live = false;
+    latest.set(key, hold);
+    return hold;
+  }
+
+  /**
+   * The task that made a take outside executeLocked and the like (a
+   * release function, a blocking lock()) holds `key` from now on, for
+   * lock-order checks: its async context says so, for the rest of the
+   * task and what it starts, until that key is taken again in this
+   * thread. (Not for deadlock detection: what the task starts may be
+   * what releases it.)
+   */
+  function holdTaken(key) {
+    if (contexts === null || typeof key !== 'number') return;
+    const hold = newHold(key, false);
+    const outer = contexts.getStore();
+    contexts.enterWith(outer === undefined ? [hold] : [...outer.filter((h) => h.live), hold]);
   }
 
   /** The lock-order warning for `inversion` (src/napi/diag.rs took). */
@@ -263,20 +330,24 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
   //
   // A wrapper only looks: what the take returns, it returns, the same value
   // or the same promise, at the same time. What it adds (the stack, the
-  // binding's record of it) is best-effort: near the stack limit, or under
-  // a Promise whose species or `then` throws, a hold goes unrecorded
-  // (reports then say "where: not recorded"), never untaken or unreturned.
+  // binding's record of it, the hold in the task's context) is
+  // best-effort: near the stack limit, or under a program's
+  // Error.prepareStackTrace that throws, a hold goes unrecorded (reports
+  // then say "where: not recorded"), never untaken or unreturned. Once
+  // the flags are off, a wrapper still referenced elsewhere passes straight
+  // through.
 
   /** A take that returns false when it did not take (or a release function when it did). */
-  function wrapSync(proto, method) {
+  function wrapSync(proto, method, how) {
     const take = proto[method];
     wrap(proto, method, take, {
       [method](...args) {
+        if (!wrapped) return take.apply(this, args);
         const stack = callerStack();
         const result = take.apply(this, args);
         if (result !== false) {
           try {
-            took(this, stack, false);
+            holdTaken(took(this, stack, how));
           } catch (_) {
             // (not recorded: see above)
           }
@@ -287,34 +358,27 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
   }
 
   /**
-   * Records, once `promise` (an async take's) fulfils, that `instance` was
-   * taken at `stack`. Chained when the take returns, so it runs before the
-   * caller's own await goes on. Never rejects.
+   * An async take that resolves once taken: recorded as it is asked for
+   * (its promise is the caller's alone: looking at it would mark a
+   * rejection handled).
    */
-  const observe = async (promise, instance, stack) => {
-    try {
-      await promise;
-    } catch (_) {
-      return; // (not taken)
-    }
-    try {
-      took(instance, stack, true);
-    } catch (_) {
-      // (not recorded)
-    }
-  };
-
-  /** An async take that resolves once taken. */
   function wrapAsync(proto, method) {
     const take = proto[method];
     wrap(proto, method, take, {
       [method](...args) {
+        if (!wrapped) return take.apply(this, args);
         const stack = callerStack();
+        let key;
+        try {
+          key = took(this, stack, 'async');
+        } catch (_) {
+          // (not recorded)
+        }
         const promise = take.apply(this, args);
         try {
-          observe(promise, this, stack);
+          holdTaken(key); // (after the take's wait started: not a hold that wait keeps)
         } catch (_) {
-          // (out of stack: not recorded)
+          // (not recorded)
         }
         return promise;
       },
@@ -341,18 +405,18 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
     };
     wrap(proto, method, take, {
       [method](f, ...rest) {
-        if (typeof f !== 'function') return take.call(this, f, ...rest);
+        if (!wrapped || typeof f !== 'function') return take.call(this, f, ...rest);
         const instance = this;
         const stack = callerStack();
         return take.call(this, function (...args) {
-          let key = 0;
+          let key;
           try {
-            key = took(instance, stack, true);
+            key = took(instance, stack, 'async');
           } catch (_) {
             // (not recorded: f runs all the same)
           }
-          if (contexts === null || key === 0) return f.apply(this, args);
-          const hold = { key, live: true };
+          if (contexts === null || typeof key !== 'number') return f.apply(this, args);
+          const hold = newHold(key, true);
           const outer = contexts.getStore();
           let result;
           try {
@@ -377,32 +441,37 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
     }[method]);
   }
 
-  // What wrapAll put in place, to put back: [proto, method, original].
+  // What wrapAll put in place, to put back: [proto, method, original, wrapper].
   const replaced = [];
 
   /** Puts `wrapper` in place of `proto[method]`, `original`. */
   function wrap(proto, method, original, wrapper) {
-    replaced.push([proto, method, original]);
+    replaced.push([proto, method, original, wrapper]);
     proto[method] = wrapper;
   }
 
   // Each class's takes, by how they are wrapped.
   const kTakes = {
-    AsyncLock: { sync: ['lock', 'tryLock'], async: ['acquire'], scoped: ['executeLocked'] },
-    Semaphore: { sync: ['acquireSync', 'tryAcquire'], async: ['acquire'], scoped: ['runExclusive'] },
+    AsyncLock: { blocking: ['lock'], tries: ['tryLock'], async: ['acquire'], scoped: ['executeLocked'] },
+    Semaphore: { blocking: ['acquireSync'], tries: ['tryAcquire'], async: ['acquire'], scoped: ['runExclusive'] },
     RwLock: {
-      sync: ['readSync', 'writeSync', 'tryRead', 'tryWrite', 'readGuard', 'writeGuard'],
+      blocking: ['readSync', 'writeSync', 'readGuard', 'writeGuard'],
+      tries: ['tryRead', 'tryWrite'],
       async: ['read', 'write'],
       scoped: ['runShared', 'runExclusive'],
     },
   };
 
-  /** Puts every take back as it was: nothing is on any more. */
+  /**
+   * Puts every take back as it was: nothing is on any more. (A method the
+   * program replaced since is left as the program put it; the wrapper
+   * under it passes straight through.)
+   */
   function unwrapAll() {
     wrapped = false;
     while (replaced.length > 0) {
-      const [proto, method, original] = replaced.pop();
-      proto[method] = original;
+      const [proto, method, original, wrapper] = replaced.pop();
+      if (proto[method] === wrapper) proto[method] = original;
     }
   }
 
@@ -417,7 +486,8 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
     for (const Class of classes) {
       const takes = kTakes[Class.name];
       if (takes === undefined) continue;
-      for (const method of takes.sync) wrapSync(Class.prototype, method);
+      for (const method of takes.blocking) wrapSync(Class.prototype, method, 'blocking');
+      for (const method of takes.tries) wrapSync(Class.prototype, method, 'try');
       for (const method of takes.async) wrapAsync(Class.prototype, method);
       for (const method of takes.scoped) wrapScoped(Class.prototype, method);
     }

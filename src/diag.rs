@@ -73,8 +73,9 @@ pub struct Wait {
   /// made even when it closes a cycle, and the cycle is answered all the
   /// same (see [`Closed`]).
   pub must_wait: bool,
-  /// A take with a timeout: it ends by itself, so it is in no deadlock
-  /// (neither stuck, nor keeping its thread's holds from coming back).
+  /// A take with a timeout: it ends by itself, so it is not failed (it
+  /// is made, and the cycle it closes answered, as for `must_wait`); but
+  /// it is in cycles like any other wait (its thread may take it again).
   pub timed: bool,
 }
 
@@ -271,10 +272,9 @@ impl Diag {
         .waits
         .retain(|_, (_, w)| !(w.blocking && w.thread == thread));
     }
-    let must_wait = wait.must_wait;
-    let timed = wait.timed;
+    let must_wait = wait.must_wait || wait.timed;
     state.waits.insert(id, (env, wait));
-    if state.flags & DETECT == 0 || timed {
+    if state.flags & DETECT == 0 {
       return Ok(id);
     }
     // A cycle is reported only if it is still there, the same waits, at
@@ -554,7 +554,6 @@ impl State {
     let waits: Vec<Waiting> = self
       .waits
       .iter()
-      .filter(|(_, (_, w))| !w.timed)
       .map(|(&id, (_, w))| Waiting {
         id,
         thread: w.thread,
@@ -775,7 +774,7 @@ mod tests {
   }
 
   #[test]
-  fn a_timed_wait_closes_no_cycle_and_is_in_none() {
+  fn a_timed_wait_is_made_though_it_closes_a_cycle_and_is_in_cycles() {
     let words = [AtomicI32::new(0), AtomicI32::new(0)];
     let (diag, one, two) = abba(&words);
     let key = |i: usize| &words[i] as *const AtomicI32 as usize;
@@ -784,13 +783,18 @@ mod tests {
     let first = diag
       .wait(one, timed(waiting(1.0, key(1), key(1))))
       .expect("thread 2 runs on");
-    diag
+    let closed = diag
       .wait(two, waiting(2.0, key(0), key(0)))
-      .expect("thread 1's wait ends by itself: its holds come back");
+      .expect_err("a thread retrying on a timeout may never get out either");
+    assert_eq!(closed.made, None, "an untimed wait fails");
     diag.wait_end(first);
     diag
+      .wait(two, waiting(2.0, key(0), key(0)))
+      .expect("thread 1 no longer waits");
+    let closed = diag
       .wait(one, timed(waiting(1.0, key(1), key(1))))
-      .expect("a timed wait ends by itself: it closes no cycle");
+      .expect_err("it closes the cycle");
+    assert!(closed.made.is_some(), "a timed wait is made all the same");
   }
 
   #[test]

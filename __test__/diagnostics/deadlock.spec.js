@@ -100,11 +100,20 @@ describe('deadlock detection', function () {
     assert.deepStrictEqual(r.warnings, []);
   });
 
-  it('a take with a timeout is in no cycle: the ABBA take and a thread waiting for its own permits time out, with no ERR_DEADLOCK', async () => {
+  it('a take with a timeout that closes a cycle waits on until its timeout, with one DeadlockWarning per cycle', async () => {
     const abba = await scenario('abba-timed');
     assert.deepStrictEqual([abba.error, abba.timedOut, abba.firstGotB], [null, true, true]);
+    assert.match(abba.stderr, /\[ATOMICS_WAITASYNC_DEADLOCK\] DeadlockWarning: A take with a timeout is in a deadlock; it waits on until its timeout/);
     const self = await scenario('timed-self');
-    assert.deepStrictEqual(self, { error: null, got: false, stderr: '' });
+    assert.deepStrictEqual([self.error, self.got], [null, [false, false]]);
+    assert.strictEqual(self.stderr.split('\n').filter((line) => line.includes('DeadlockWarning')).length, 1, self.stderr);
+    assert.match(self.stderr, /waits \(blocking\) for 1 permit of Semaphore "pool", held by thread 0/);
+  });
+
+  it('on, an unawaited take\'s rejection is still unhandled; off again, the takes are the classes\' own, and a method the program put on since stays', async () => {
+    const r = await scenario('wrappers-only-look');
+    delete r.stderr; // (the timed take's DeadlockWarning: it waits for its own task's lock)
+    assert.deepStrictEqual(r, { unhandled: 'ERR_ASYNC_LOCK_TIMEOUT', lockRestored: true, programsKept: true, seen: 1 });
   });
 
   it('is switched on by ATOMICS_WAITASYNC_DEBUG=deadlocks, with no call', async () => {
@@ -146,5 +155,7 @@ describe('lock-order checks', function () {
     assert.strictEqual(r.nested, 1);
     assert.match(r.detail, /nestAB/);
     assert.match(r.detail, /nestBA/);
+    assert.strictEqual(r.acquired, 1, 'one task holding release functions across awaits, in both orders');
+    assert.strictEqual(r.tried, 0, 'a try makes no order');
   });
 });

@@ -52,7 +52,7 @@ pub fn shown(
 /// take of this env's thread starts to wait for the primitive whose word
 /// is `i32a[index]`; `info` its class (low 8 bits), 256 if it blocks, 512
 /// if it must wait (a Condition's re-take: `Wait::must_wait`), 1024 if it
-/// has a timeout (`Wait::timed`); `what` what
+/// has a timeout (`Wait::timed`: it waits on too); `what` what
 /// it asked for; `since` when (ms since the Unix epoch); `ctx` (async
 /// takes) the keys of the holds its async context keeps, as `diagTook`
 /// gave them. With detection on, a wait that would close a cycle is not
@@ -90,16 +90,27 @@ pub fn wait(
     return js.number(0.0);
   }
   let flags = core().diag_flags(None)?;
-  let made = |id: u64| js.number(id as f64 * 4.0 + f64::from(flags));
+  // Made: should its answer fail, nobody could end it.
+  let made = |id: u64| {
+    js.number(id as f64 * 4.0 + f64::from(flags))
+      .inspect_err(|_| {
+        let _ = core().diag_wait_end(id);
+      })
+  };
   match core().diag_wait(env, wait)? {
     Ok(id) => made(id),
     Err(closed) => match closed.made {
       None => cycle(js, &closed.links),
       Some(id) => {
-        let out = js.object()?;
-        js.define_value(out, "wait", made(id)?)?;
-        js.define_value(out, "cycle", cycle(js, &closed.links)?)?;
-        Ok(out)
+        let answer = || -> NResult<sys::napi_value> {
+          let out = js.object()?;
+          js.define_value(out, "wait", made(id)?)?;
+          js.define_value(out, "cycle", cycle(js, &closed.links)?)?;
+          Ok(out)
+        };
+        answer().inspect_err(|_| {
+          let _ = core().diag_wait_end(id);
+        })
       }
     },
   }
