@@ -121,6 +121,11 @@ describe('deadlock detection', function () {
     assert.deepStrictEqual(r.error, null);
   });
 
+  it('permits two tasks of one thread hold, one of them waiting inside runExclusive: the other task\'s come back, no deadlock reported', async () => {
+    const r = await scenario('permits-of-another-task');
+    assert.deepStrictEqual([r.error, r.got], [null, 'got l']);
+  });
+
   it('is switched on by ATOMICS_WAITASYNC_DEBUG=deadlocks, with no call', async () => {
     const r = await scenario('abba-blocking-env', { ATOMICS_WAITASYNC_DEBUG: 'deadlocks' });
     assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
