@@ -126,6 +126,11 @@ describe('deadlock detection', function () {
     assert.deepStrictEqual([r.error, r.got], [null, 'got l']);
   });
 
+  it('a timer set inside executeLocked that waits after the lock was released keeps no hold: no deadlock reported', async () => {
+    const r = await scenario('context-after-its-scope');
+    assert.deepStrictEqual([r.error, r.got], [null, 'got b']);
+  });
+
   it('is switched on by ATOMICS_WAITASYNC_DEBUG=deadlocks, with no call', async () => {
     const r = await scenario('abba-blocking-env', { ATOMICS_WAITASYNC_DEBUG: 'deadlocks' });
     assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
