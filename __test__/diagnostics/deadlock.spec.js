@@ -131,6 +131,11 @@ describe('deadlock detection', function () {
     assert.deepStrictEqual([r.error, r.got], [null, 'got b']);
   });
 
+  it('a wait on async-mutex\'s Semaphore, which anyone may signal, is in no cycle: no deadlock reported', async () => {
+    const r = await scenario('signalled-semaphore');
+    assert.deepStrictEqual([r.error, r.got], [null, 'signalled']);
+  });
+
   it('is switched on by ATOMICS_WAITASYNC_DEBUG=deadlocks, with no call', async () => {
     const r = await scenario('abba-blocking-env', { ATOMICS_WAITASYNC_DEBUG: 'deadlocks' });
     assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
