@@ -136,6 +136,12 @@ describe('deadlock detection', function () {
     assert.deepStrictEqual([r.error, r.got], [null, 'signalled']);
   });
 
+  it('a blocking wait whose end was lost is replaced by its thread\'s next blocking wait: no deadlock reported', async () => {
+    const r = await scenario('wait-end-lost');
+    assert.strictEqual(r.endLost, true, 'the first wait was still listed once it had ended');
+    assert.deepStrictEqual(r.error, null);
+  });
+
   it('is switched on by ATOMICS_WAITASYNC_DEBUG=deadlocks, with no call', async () => {
     const r = await scenario('abba-blocking-env', { ATOMICS_WAITASYNC_DEBUG: 'deadlocks' });
     assert.strictEqual(r.error.code, 'ERR_DEADLOCK');
