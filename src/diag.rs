@@ -118,7 +118,15 @@ pub struct Snapshot {
 #[derive(Default)]
 pub struct Diag {
   state: parking_lot::Mutex<State>,
+  /// Tests only: what else happens in each gap between two looks at a
+  /// cycle ([`Diag::wait`]), the table's lock let go of.
+  #[cfg(test)]
+  in_gap: Option<Box<InGap>>,
 }
+
+/// See [`Diag::in_gap`].
+#[cfg(test)]
+type InGap = dyn Fn(&Diag) + Send + Sync;
 
 #[derive(Default)]
 struct State {
@@ -292,7 +300,7 @@ impl Diag {
         None => first = Some((ids, links)),
       }
       if look + 1 < CONFIRMATIONS {
-        parking_lot::MutexGuard::unlocked(&mut state, || std::thread::sleep(CONFIRM_GAP));
+        parking_lot::MutexGuard::unlocked(&mut state, || self.gap());
         if !state.waits.contains_key(&id) {
           return Ok(id); // (its env ended meanwhile)
         }
@@ -307,6 +315,16 @@ impl Diag {
     }
     state.waits.remove(&id);
     Err(Closed { links, made: None })
+  }
+
+  /// A gap between two looks at a cycle ([`wait`](Self::wait)), the
+  /// table's lock let go of.
+  fn gap(&self) {
+    #[cfg(test)]
+    if let Some(in_gap) = &self.in_gap {
+      in_gap(self);
+    }
+    std::thread::sleep(CONFIRM_GAP);
   }
 
   /// The flags ([`DETECT`], [`ORDER`]) after setting them to `to`, if
@@ -771,6 +789,40 @@ mod tests {
     diag
       .wait(two, waiting(2.0, key(0), key(0)))
       .expect("detection off: the wait is made");
+  }
+
+  #[test]
+  fn a_cycle_gone_by_the_next_look_is_not_reported() {
+    // Thread 1's wait ends (its thread was woken, say) in the gap after
+    // the first look at the cycle thread 2's wait closes: by the second,
+    // the cycle is gone.
+    let words = [AtomicI32::new(0), AtomicI32::new(0)];
+    let (mut diag, one, two) = abba(&words);
+    let key = |i: usize| &words[i] as *const AtomicI32 as usize;
+    diag.flags(Some(DETECT));
+    let first = diag
+      .wait(one, waiting(1.0, key(1), key(1)))
+      .expect("thread 2 runs on");
+    let gaps = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = gaps.clone();
+    diag.in_gap = Some(Box::new(move |diag| {
+      if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+        // Another thread ends it: the table's lock is let go of.
+        std::thread::scope(|s| {
+          s.spawn(|| diag.wait_end(first));
+        });
+      }
+    }));
+    let second = diag
+      .wait(two, waiting(2.0, key(0), key(0)))
+      .expect("the cycle was gone by the second look");
+    assert_eq!(
+      gaps.load(Ordering::SeqCst),
+      1,
+      "one gap, then the look that saw it gone"
+    );
+    let waits = diag.snapshot().waits;
+    assert_eq!(waits.iter().map(|w| w.id).collect::<Vec<_>>(), vec![second]);
   }
 
   #[test]
