@@ -767,7 +767,14 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
   }
 
   fn diag_forget_env(&'static self, env: u64) -> Guarded<()> {
-    self.guarded("diag_forget_env", || self.diag.forget_env(env))
+    let forgot = self.guarded("diag_forget_env", || self.diag.forget_env(env));
+    if forgot.is_err() {
+      // Its rows stay, over memory its env's end may free (a buffer
+      // made in that thread goes with its isolate): the table must not
+      // read memory again.
+      let _ = self.guarded("diag_blind", || self.diag.blind());
+    }
+    forgot
   }
 
   fn diag_wait(&'static self, env: u64, wait: Wait) -> Guarded<Result<u64, Closed>> {

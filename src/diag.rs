@@ -150,6 +150,10 @@ struct State {
   /// with a thread that did and both stacks; and the pairs warned of.
   order: HashMap<(usize, usize), Taken>,
   warned: std::collections::HashSet<(usize, usize)>,
+  /// Set once rows may name memory that was freed (an env's teardown
+  /// failed to take its rows out: [`Diag::blind`]): from then on, no
+  /// memory is read, and every primitive reads as free.
+  blind: bool,
 }
 
 /// [`Diag::flags`]: a wait that would close a cycle fails.
@@ -401,10 +405,19 @@ impl Diag {
     self.state.lock().waits.remove(&id);
   }
 
+  /// Rows may name memory that is freed (an env ended, and its rows
+  /// could not be taken out): the table never reads memory again.
+  pub fn blind(&self) {
+    self.state.lock().blind = true;
+  }
+
   /// Every row, with what its memory holds now, and every wait.
   pub fn snapshot(&self) -> Snapshot {
     let state = self.state.lock();
     let read = |at: usize, n: usize| -> Vec<i32> {
+      if state.blind {
+        return vec![0; n];
+      }
       (0..n)
         .map(|i| {
           // SAFETY: `watch`'s contract: live, aligned Int32s for as long
@@ -476,6 +489,9 @@ impl State {
     const WRITER: i32 = 1 << 30;
     const READERS: i32 = (1 << 20) - 1;
     let mut prims: HashMap<usize, Prim> = HashMap::new();
+    if self.blind {
+      return prims;
+    }
     for row in self.watched.values() {
       // SAFETY: `watch`'s contract: live, aligned Int32s while the row is
       // in the table (the caller holds the lock).

@@ -31,4 +31,17 @@ describe('teardown: a row the core fails to take out of its table', function () 
       assert.deepStrictEqual(await run(kind, 'none'), { collected: true, before: state });
     });
   }
+
+  it('a worker whose teardown fails to take its rows out: later snapshots read no memory (its buffer went with the worker), and the process goes on', async () => {
+    for (const kind of ['AsyncLock', 'Semaphore']) {
+      const result = await runNodeAsync(['--expose-gc', fixture('forget-env-fails.js'), kind, 'panic']);
+      assert.deepStrictEqual([result.status, result.signal], [0, null], result.stderr);
+      const { before, after } = JSON.parse(result.stdout);
+      assert.strictEqual(before.length, 1, 'the row stayed');
+      assert.deepStrictEqual(after, before, 'read as before, not from freed memory');
+      // Without the failure, the row goes with the worker.
+      const clean = await runNodeAsync(['--expose-gc', fixture('forget-env-fails.js'), kind, 'none']);
+      assert.deepStrictEqual(JSON.parse(clean.stdout), { before: [], after: [] });
+    }
+  });
 });
