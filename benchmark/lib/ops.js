@@ -60,12 +60,24 @@ function run(main) {
   const name = implName();
   const ops = intArg('ops', 0);
   const param = intArg('param', 0);
+  // process.stdout made now, in the set-up both runs share, not at the
+  // JSON line's write after the measured loop. run.js reads stdout from a
+  // pipe, and Node makes a pipe's stream (its templates, in old space) at
+  // the first access: after the N run's loop had promoted a little, that
+  // crossed V8's old-generation limit and set off one Mark-Compact of ~21
+  // million instructions, whatever N, which the 0 run never had.
+  // lock-uncontended (N = 50,000) read 1,454 instead of 1,025 instr/op,
+  // 1,238 at N = 100,000; whether it happened hung on how much code the
+  // package loads, not on the lock. To check a case for it: run it as
+  // run.js does, stdout a pipe, with --trace-gc, for N and for 0, and
+  // compare the Mark-Compact lines.
+  const stdout = process.stdout;
   const stop = h.keepAlive();
   Promise.resolve()
     .then(() => main(h.load(name), name, ops, param))
     .then((result) => {
       stop();
-      process.stdout.write(JSON.stringify(Object.assign({ impl: name, ops, param, ns: measuredNs }, result)) + '\n');
+      stdout.write(JSON.stringify(Object.assign({ impl: name, ops, param, ns: measuredNs }, result)) + '\n');
       process.exit(0); // stdout is a pipe: written synchronously on Linux
     })
     .catch((error) => {
