@@ -8,7 +8,7 @@
 //   atomics-waitasync:<kind>:wait:start   a take (or wait) that has to wait, before it blocks or queues
 //   atomics-waitasync:<kind>:wait:end     the same message, once that wait has ended, with its outcome
 //   atomics-waitasync:<kind>:abandoned    a take found that the holder's thread had ended holding it
-//   atomics-waitasync:<kind>:run          a tracing channel (tracePromise) around executeLocked,
+//   atomics-waitasync:<kind>:run          a tracing channel (tracePromise's events) around executeLocked,
 //                                         runExclusive, runShared
 //   atomics-waitasync:<kind>:acquire      a tracing channel around the async takes (acquire, read, write)
 //
@@ -284,14 +284,86 @@ function tracing(kind, which) {
 
 /**
  * `fn(...args)`, a primitive's async call that returns a promise, traced
- * on `kind`'s tracing channel `which` with tracePromise's start, end,
- * asyncStart, asyncEnd and error (where tracing(kind, which) says anyone
- * listens). The context: `{ instance, kind, threadId, method, what }`, to
- * which tracePromise adds `result` or `error`.
+ * on `kind`'s tracing channel `which` with tracePromise's events (where
+ * tracing(kind, which) says anyone listens): start, end, then error
+ * (if it rejects), asyncStart and asyncEnd once it settles. The context:
+ * `{ instance, kind, threadId, method, what }`, to which `result` or
+ * `error` is added.
+ *
+ * Returns fn's own promise (as the untraced call does): how the take goes
+ * never depends on the tracing. tracingChannel.tracePromise is not used,
+ * for what it does with the promise: `then` on it, which looks up its
+ * species (a Promise[Symbol.species] that throws made acquire() throw
+ * with the take under way, its release function lost, the lock held for
+ * good; one that makes objects that never settle made the call resolve
+ * with such an object), and on a rejection its own promise, adopted
+ * through the `then` of the moment (one that throws replaced f's error
+ * with its own, and left f's rejected unhandled). Its events are
+ * published here instead, in its order, from an async function of ours
+ * that awaits fn's promise (its own `constructor`: ours) before the
+ * caller can: a subscriber of asyncEnd still hears before the caller's
+ * `await` goes on.
+ *
+ * fn runs inside start.runStores (subscribers' bound stores), once: a
+ * store that runs it twice gets the same take; one that does not run it
+ * at once (later, or never) leaves the call untraced, fn run here (a
+ * later start is all that is heard of it); one that throws after running
+ * it, the take under way as if it had not thrown.
  */
 function traced(kind, which, instance, method, what, fn, ...args) {
+  const tracing = channelsOf(kind)[which];
   const context = { instance, kind: kind.name, threadId, method, what };
-  return ours(channelsOf(kind)[which].tracePromise(fn, context, undefined, ...args));
+  let ran = false;
+  let taken; // fn's promise, once it has run
+  let threw = false;
+  let thrown; // what it threw, if it did (out of stack): thrown on, as the untraced call does
+  const run = () => {
+    if (ran) return;
+    ran = true;
+    try {
+      taken = ours(reflectApply(fn, undefined, args));
+    } catch (error) {
+      threw = true;
+      thrown = error;
+      context.error = error;
+      tracing.error.publish(context);
+    } finally {
+      tracing.end.publish(context);
+    }
+  };
+  try {
+    tracing.start.runStores(context, run);
+  } catch (_) {
+    // (A bound store, or a method of the channel replaced, threw: the
+    // call goes on as far as it got.)
+  }
+  if (!ran) {
+    ran = true;
+    return reflectApply(fn, undefined, args);
+  }
+  if (threw) throw thrown;
+  settled(tracing, context, taken);
+  return taken;
+}
+
+/**
+ * Publishes the end of a traced call once `taken` (its promise, ours)
+ * settles: error (if it rejected), asyncStart, asyncEnd, as tracePromise
+ * does. Never rejects.
+ */
+async function settled(tracing, context, taken) {
+  try {
+    try {
+      context.result = await taken;
+    } catch (error) {
+      context.error = error;
+      tracing.error.publish(context);
+    }
+    tracing.asyncStart.publish(context);
+    tracing.asyncEnd.publish(context);
+  } catch (_) {
+    // (a method of the channel replaced by one that throws: the events are lost, the take is not)
+  }
 }
 
 /**
