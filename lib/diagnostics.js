@@ -301,8 +301,8 @@ function tracing(kind, which) {
  * with its own, and left f's rejected unhandled). Its events are
  * published here instead, in its order, from an async function of ours
  * that awaits fn's promise (its own `constructor`: ours) before the
- * caller can: a subscriber of asyncEnd still hears before the caller's
- * `await` goes on.
+ * caller can, inside the stores: a subscriber of asyncEnd still hears
+ * before the caller's `await` goes on, in the context of start's stores.
  *
  * fn runs inside start.runStores (subscribers' bound stores), once: a
  * store that runs it twice gets the same take; one that does not run it
@@ -321,7 +321,7 @@ function traced(kind, which, instance, method, what, fn, ...args) {
     if (ran) return;
     ran = true;
     try {
-      taken = ours(reflectApply(fn, undefined, args));
+      taken = reflectApply(fn, undefined, args);
     } catch (error) {
       threw = true;
       thrown = error;
@@ -330,6 +330,11 @@ function traced(kind, which, instance, method, what, fn, ...args) {
     } finally {
       tracing.end.publish(context);
     }
+    // (Awaited from inside the stores, as tracePromise's `then` is: its
+    // error, asyncStart and asyncEnd are published in their context. Once
+    // the take is under way, what throws here, out of stack, only leaves
+    // it untraced.)
+    if (!threw) settled(tracing, context, ours(taken));
   };
   try {
     tracing.start.runStores(context, run);
@@ -342,7 +347,6 @@ function traced(kind, which, instance, method, what, fn, ...args) {
     return reflectApply(fn, undefined, args);
   }
   if (threw) throw thrown;
-  settled(tracing, context, taken);
   return taken;
 }
 

@@ -57,6 +57,34 @@ describe('diagnostics: tracing', function () {
     }
   });
 
+  it('a store bound to start: f and every event in its context, as tracePromise has them; the caller not', async function () {
+    if (typeof dc.channel('x').bindStore !== 'function') this.skip(); // (no stores)
+    const { AsyncLocalStorage } = require('async_hooks');
+    const store = new AsyncLocalStorage();
+    const tracing = dc.tracingChannel('atomics-waitasync:AsyncLock:run');
+    const seen = [];
+    const handlers = {};
+    for (const event of ['start', 'end', 'asyncStart', 'asyncEnd', 'error']) handlers[event] = () => seen.push(`${event} ${store.getStore()}`);
+    tracing.subscribe(handlers);
+    tracing.start.bindStore(store, (context) => `in ${context.method}`);
+    try {
+      const lock = new AsyncLock();
+      assert.strictEqual(await lock.executeLocked(() => seen.push(`f ${store.getStore()}`)), 2);
+      seen.push(`caller ${store.getStore()}`);
+      await assert.rejects(lock.runExclusive(() => {
+        throw new Error('f failed');
+      }));
+      assert.deepStrictEqual(seen, [
+        'start in executeLocked', 'f in executeLocked', 'end in executeLocked', 'asyncStart in executeLocked', 'asyncEnd in executeLocked',
+        'caller undefined',
+        'start in executeLocked', 'end in executeLocked', 'error in executeLocked', 'asyncStart in executeLocked', 'asyncEnd in executeLocked',
+      ]);
+    } finally {
+      tracing.start.unbindStore(store);
+      tracing.unsubscribe(handlers);
+    }
+  });
+
   it('runExclusive of AsyncLock, and an f that throws: error, asyncStart, asyncEnd', async () => {
     const t = trace('AsyncLock:run');
     try {
