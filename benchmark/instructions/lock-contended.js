@@ -48,9 +48,12 @@ async function main(impl, name, ops) {
   const lock = makeLock(name, sab);
   const rounds = WARMUP + ops;
   const peer = new Worker(__filename, { workerData: { impl: name, sab, rounds } });
+  // (Listened for now: the worker may exit before main's last take has
+  // gone on, and its 'exit' be emitted before main would listen.)
+  const exited = once(peer, 'exit');
   await loop(lock, ia, 1, WARMUP);
   await o.timed(() => loop(lock, ia, WARMUP + 1, rounds)); // measured
-  await once(peer, 'exit');
+  await exited;
   o.check(ia[COUNT] === rounds, 'f ran once per round');
   return { paths: { mainWaited: ops, workerContended: ia[CONTENDED], workerFree: ia[FREE] } };
 }
