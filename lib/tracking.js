@@ -135,7 +135,13 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
     if (mustWait) retaking = null; // (this wait's alone: not one its subscribers start)
     const ctx = !blocking && contexts !== null ? liveKeys(contexts.getStore(), true) : undefined;
     const info = label | (blocking ? 256 : 0) | (mustWait ? 512 : 0) | (timed ? 1024 : 0);
-    let answer = diagWait(instance.i32a, instance.index, info, what, Date.now(), threadId, ctx);
+    let answer;
+    try {
+      answer = diagWait(instance.i32a, instance.index, info, what, Date.now(), threadId, ctx);
+    } catch (error) {
+      if (mustWait) return 0; // (a re-take goes on, unregistered)
+      throw error;
+    }
     if (typeof answer !== 'number') {
       if (Array.isArray(answer)) {
         const error = deadlockError(answer);
@@ -176,16 +182,18 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
    */
   function retake(lock, take) {
     if (!enabled) return take();
+    const outer = retaking; // (a re-take started inside this one's start, by a subscriber)
     retaking = lock;
     try {
       return take();
     } finally {
-      retaking = null;
+      retaking = outer;
     }
   }
 
-  // The cycles warned of in this thread (a take retried on its timeout
-  // would warn of the same again and again), by the words of their waits.
+  // The cycles with a timed take warned of in this thread (a take retried
+  // on its timeout would warn of the same again and again), by the words
+  // of their waits; at most 1,024.
   const warned = new Set();
 
   /**
@@ -198,12 +206,14 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
   function warnDeadlock(links, blocking, retake) {
     const error = deadlockError(links);
     publishDeadlock(error, true);
-    const seen = links.map((link) => `${link.threadId}:${link.waitsFor.buffer}:${link.waitsFor.index}`).sort().join(' ');
-    if (warned.has(seen)) return;
-    warned.add(seen);
+    if (!retake) {
+      const seen = links.map((link) => `${link.threadId}:${link.waitsFor.buffer}:${link.waitsFor.index}`).sort().join(' ');
+      if (warned.has(seen)) return;
+      if (warned.size < 1024) warned.add(seen);
+    }
     const why = retake
       ? "A Condition's wait, taking its lock again, is in a deadlock; it waits on (it returns only holding the lock)."
-      : 'A take with a timeout is in a deadlock; it waits on until its timeout.';
+      : 'A take with a timeout is in a deadlock; it ends it at its timeout, and this wait waits on.';
     const message = `${why} ${error.message}`;
     if (!blocking) {
       process.emitWarning(message, { type: 'DeadlockWarning', code: 'ATOMICS_WAITASYNC_DEADLOCK' });
@@ -277,9 +287,9 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
     return answer.key;
   }
 
-  // The latest hold of each key taken in this thread: when it is taken
-  // again, the one before was let go of (or, shared, is no longer told
-  // apart: fewer holds kept, never more).
+  // The latest hold of each key taken in this thread outside a scope:
+  // when it is taken again, the one before was let go of (or, shared, is
+  // no longer told apart: fewer holds kept, never more).
   const latest = new Map();
 
   /**
@@ -290,9 +300,12 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
    */
   function newHold(key, scoped) {
     const hold = { key, live: true, scoped };
-    const before = latest.get(key);
-    if (before !== undefined) before.live = false;
-    latest.set(key, hold);
+    if (!scoped) {
+      // (A scope's hold ends with its scope, whoever takes the key meanwhile.)
+      const before = latest.get(key);
+      if (before !== undefined) before.live = false;
+      latest.set(key, hold);
+    }
     return hold;
   }
 

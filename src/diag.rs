@@ -73,9 +73,10 @@ pub struct Wait {
   /// made even when it closes a cycle, and the cycle is answered all the
   /// same (see [`Closed`]).
   pub must_wait: bool,
-  /// A take with a timeout: it ends by itself, so it is not failed (it
-  /// is made, and the cycle it closes answered, as for `must_wait`); but
-  /// it is in cycles like any other wait (its thread may take it again).
+  /// A take with a timeout: it ends by itself, so no wait of a cycle it is
+  /// in is failed (each is made, and the cycle answered, as for
+  /// `must_wait`); but it is in cycles like any other wait (its thread
+  /// may take it again).
   pub timed: bool,
 }
 
@@ -310,8 +311,13 @@ impl Diag {
         }
       }
     }
-    let links = first.map(|f| f.1).unwrap_or_default();
-    if must_wait {
+    let (ids, links) = first.unwrap_or_default();
+    // A take with a timeout in the cycle ends it by itself (and is how a
+    // program backs off): no wait of it fails, each waits on.
+    let timed = ids
+      .iter()
+      .any(|i| state.waits.get(i).is_some_and(|(_, w)| w.timed));
+    if must_wait || timed {
       return Err(Closed {
         links,
         made: Some(id),
@@ -842,7 +848,7 @@ mod tests {
   }
 
   #[test]
-  fn a_timed_wait_is_made_though_it_closes_a_cycle_and_is_in_cycles() {
+  fn a_cycle_with_a_timed_wait_in_it_fails_no_wait_and_is_answered() {
     let words = [AtomicI32::new(0), AtomicI32::new(0)];
     let (diag, one, two) = abba(&words);
     let key = |i: usize| &words[i] as *const AtomicI32 as usize;
@@ -853,8 +859,11 @@ mod tests {
       .expect("thread 2 runs on");
     let closed = diag
       .wait(two, waiting(2.0, key(0), key(0)))
-      .expect_err("a thread retrying on a timeout may never get out either");
-    assert_eq!(closed.made, None, "an untimed wait fails");
+      .expect_err("the cycle is answered");
+    let second = closed
+      .made
+      .expect("thread 1's timeout ends it: this wait is made too");
+    diag.wait_end(second);
     diag.wait_end(first);
     diag
       .wait(two, waiting(2.0, key(0), key(0)))
