@@ -292,7 +292,7 @@ describe('atomics-waitasync/async-mutex, what a review found', function () {
         }
         console.log('took', taken, 'left', items.getValue());
       })();`;
-    const result = await runNodeAsync(['-e', script], { timeout: 20000 });
+    const result = await runNodeAsync(['-e', script], { timeout: 50000, killAfter: 55000 }); // (a bound, not a timing: 2-5 s here, more under load)
     assert.strictEqual(result.stdout.trim(), 'took 20000 left 0', result.stderr);
     assert.strictEqual(result.status, 0);
   });
@@ -405,7 +405,7 @@ describe('atomics-waitasync/async-mutex, what a review found', function () {
         await free;
         console.log('turned');
       });`;
-    const result = await runNodeAsync(['-e', script], { timeout: 20000 });
+    const result = await runNodeAsync(['-e', script], { timeout: 50000, killAfter: 55000 }); // (a bound, not a timing: 2-5 s here, more under load)
     assert.strictEqual(result.stdout.trim(), 'turned', result.stderr);
     assert.strictEqual(result.status, 0);
   });
