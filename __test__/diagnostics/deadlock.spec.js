@@ -79,7 +79,8 @@ describe('deadlock detection', function () {
     assert.deepStrictEqual(r.error.cycle.map((l) => l.waitsFor.name).sort(), ['held-by-waiter', 'the-condition-lock']);
   });
 
-  it('a Condition re-take that closes a cycle waits on and returns holding the lock, with a DeadlockWarning naming the cycle', async () => {
+  it('a Condition re-take that closes a cycle waits on and returns holding the lock, with a DeadlockWarning naming the cycle', async function () {
+    if (typeof AbortController !== 'function') this.skip(); // (Node 14: the main thread gives up by an abort)
     const r = await scenario('condition-retake-closes');
     assert.deepStrictEqual([r.error, r.woken, r.holdsL1], [null, true, true], 'wait() returned as notified, holding its lock');
     assert.strictEqual(r.mainError, 'AbortError');
