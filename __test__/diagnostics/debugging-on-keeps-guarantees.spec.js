@@ -10,14 +10,24 @@ const path = require('path');
 const { runNodeAsync } = require('../helpers');
 
 const root = path.join(__dirname, '..', '..');
+// Before Node 16, AsyncLocalStorage runs on async_hooks, where a
+// RangeError in a hook near the stack limit ends the process: with
+// debugging on (it keeps the holds' contexts there), those runtimes are
+// held to the specs that do not go near the stack limit only
+// (docs/debugging.md says so).
+const hooksFatalNearTheLimit = Number(process.versions.node.split('.')[0]) < 16;
 const specs = [
   'locks/async-lock-intrinsic-promises.spec.js',
-  'locks/async-lock-stack-limit.spec.js',
-  'locks/async-lock-never-held-by-nobody.spec.js',
   'locks/condition.spec.js',
   'locks/first-come-first-served.spec.js',
-  'coordination/semaphore.spec.js',
-  'coordination/rwlock.spec.js',
+  ...(hooksFatalNearTheLimit
+    ? []
+    : [
+        'locks/async-lock-stack-limit.spec.js',
+        'locks/async-lock-never-held-by-nobody.spec.js',
+        'coordination/semaphore.spec.js',
+        'coordination/rwlock.spec.js',
+      ]),
 ];
 
 describe('with deadlock detection and lock-order checks on', function () {
