@@ -380,7 +380,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     // to the first of the line if takes joined it meanwhile. An unlock that
     // threw with the lock released wins over f's outcome.
     try {
-      unlockMine(lock.i32a, lock.index, mine); // (written out, 33 bytes more of runFree: see above)
+      unlockMine(lock.i32a, lock.index, mine); // (a call: written out, 33 bytes more of runFree, see above)
     } catch (unlockError) {
       if (!mine.held) throw unlockError;
       await undefined; // as in lockedAsync

@@ -198,8 +198,8 @@ function watch(channel, update) {
  * `what` is what it asked for (`{ lock: true }`, `{ permits: n }`,
  * `{ mode: 'read' }` …, docs/debugging.md), `blocking` whether the thread
  * blocks (lock(), acquireSync …) or an async take waits, `timed` whether
- * it has a timeout (it ends by itself: deadlock detection leaves it out
- * of cycles). Publishes
+ * it has a timeout (it ends by itself: deadlock detection fails no wait
+ * of a cycle it is in). Publishes
  * wait:start; returns the token to hand to waitEnd, or undefined when
  * nobody listens (waitEnd then need not be called). May throw (nothing
  * has changed then).

@@ -38,14 +38,13 @@ const RW_READERS = (1 << 20) - 1;
 
 /** What a wait's `what` number says it asked for, by class. */
 function asked(label, what) {
-  switch (label) {
-    case 2:
-    case kMutexSemaphore:
-    case 9:
+  switch (kKindOfLabel[label]) {
+    case 'Semaphore': // (async-mutex's too)
+    case 'SignalSemaphore':
       return { permits: what };
-    case 3:
+    case 'RwLock':
       return { mode: what === 2 ? 'write' : 'read' };
-    case 1:
+    case 'AsyncLock':
       return { mode: 'exclusive' };
     default:
       return {};
@@ -110,34 +109,34 @@ function newEntry(label, buffer, offset, words) {
   };
   if (label === kMutexSemaphore) entry.package = 'async-mutex';
   const word = words[0];
-  switch (label) {
-    case 1: {
+  switch (label === kMutexSemaphore ? 'MutexSemaphore' : kKindOfLabel[label]) {
+    case 'AsyncLock': {
       const holder = holderOf(word);
       entry.abandoned = word === ABANDONED;
       entry.state = { locked: holder !== null, contended: holder !== null && (word & WAITERS) !== 0 };
       if (holder !== null) entry.holders.push({ threadId: holder, mode: 'exclusive' });
       break;
     }
-    case 2:
+    case 'Semaphore':
       entry.state = { free: word, permits: words[2] };
       break;
-    case kMutexSemaphore:
+    case 'MutexSemaphore':
       entry.state = { value: word };
       break;
-    case 3:
+    case 'RwLock':
       entry.abandoned = (word & RW_ABANDONED) !== 0;
       entry.state = { readers: word & RW_READERS, writeLocked: (word & RW_WRITER) !== 0 };
       break;
-    case 4:
+    case 'Condition':
       entry.state = { sequence: word };
       break;
-    case 5:
+    case 'Barrier':
       entry.state = { arrived: word & 0x7fff, parties: words[2], broken: (word & (1 << 16)) !== 0 };
       break;
-    case 6:
+    case 'Latch':
       entry.state = { count: word };
       break;
-    case 9:
+    case 'SignalSemaphore':
       entry.state = { available: word };
       break;
     default:
@@ -148,9 +147,10 @@ function newEntry(label, buffer, offset, words) {
 
 /** Adds what one instance's stake says its thread holds. */
 function addHolder(entry, label, thread, cells) {
-  if (label === 2 || label === kMutexSemaphore) {
+  const kind = kKindOfLabel[label];
+  if (kind === 'Semaphore') { // (async-mutex's too)
     if (cells[0] > 0) merge(entry, { threadId: thread, permits: cells[0] }, 'permits');
-  } else if (label === 3) {
+  } else if (kind === 'RwLock') {
     const share = cells[0];
     if ((share & RW_WRITER) !== 0) merge(entry, { threadId: thread, mode: 'write' });
     const reads = share & RW_READERS;

@@ -18,14 +18,15 @@
 //   async take's context (AsyncLocalStorage) keeps the keys of the holds
 //   it runs under (executeLocked, runShared, runExclusive), so that the
 //   detector knows which of a thread's holds an async wait keeps: another
-//   task of the thread may release the others.
+//   task of the thread may release the others; and, for lock-order checks
+//   only, those its task took outside a scope (see holdTaken).
 //
 // Switched on by ATOMICS_WAITASYNC_DEBUG (a list: `deadlocks`,
 // `lock-order`), read by each thread as it loads the package, or by
 // detectDeadlocks() / checkLockOrder(), for every thread of the process.
 
 const { threadId } = require('worker_threads');
-const { codedError, ours, kLabel, kKindOfLabel } = require('./core');
+const { codedError, kLabel, kKindOfLabel } = require('./core');
 const { describe } = require('./describe');
 const { isPromise } = require('util').types;
 
@@ -39,10 +40,14 @@ function nameOf(p) {
   return p.name !== undefined ? `${kind} ${JSON.stringify(p.name)}` : `${kind} #${p.buffer}[${p.index}]`;
 }
 
+// The classes whose waits ask for permits, and RwLock's (kLabel's low byte).
+const kPermitLabels = [kLabel.Semaphore, kLabel.MutexSemaphore, kLabel.SignalSemaphore].map((label) => label & 0xff);
+const kRwLockLabel = kLabel.RwLock & 0xff;
+
 /** What a wait of class `label` asked for, as query() says it. */
 function askedText(label, what) {
-  if (label === 2 || label === 8 || label === 9) return `${what} permit${what === 1 ? '' : 's'} of`;
-  if (label === 3) return what === 2 ? 'the write lock of' : 'a read of';
+  if (kPermitLabels.includes(label)) return `${what} permit${what === 1 ? '' : 's'} of`;
+  if (label === kRwLockLabel) return what === 2 ? 'the write lock of' : 'a read of';
   return '';
 }
 
@@ -125,9 +130,9 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
    * `what` (permits; 1 read or 2 write; 1), blocking or not, with a
    * timeout or not: its id, for waitEnd. Throws ERR_DEADLOCK if, with
    * detection on, it would close a cycle: then it is not registered. A
-   * re-take (see retake) or a take with a timeout (it ends by itself) is
-   * never failed: it is registered, and a cycle it closes is a warning.
-   * Once registered, nothing here throws.
+   * re-take (see retake) is never failed, nor is any wait of a cycle with
+   * a take with a timeout in it (that ends it): it is registered, and the
+   * cycle is a warning. Once registered, nothing here throws.
    */
   function waitBegin(instance, label, what, blocking, timed) {
     if (!enabled) return 0;
@@ -197,7 +202,8 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
   const warned = new Set();
 
   /**
-   * A re-take or a take with a timeout closed the cycle `links`: what
+   * A re-take, or a wait of a cycle with a timed take in it, closed the
+   * cycle `links`: what
    * ERR_DEADLOCK would say, as a process warning (DeadlockWarning,
    * ATOMICS_WAITASYNC_DEADLOCK), once per cycle, and on the deadlock
    * channel. Before a blocking take, written to stderr at once, as Node
@@ -530,4 +536,4 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags }) {
   };
 }
 
-module.exports = { createTracking, kLabel };
+module.exports = { createTracking };

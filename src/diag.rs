@@ -84,7 +84,8 @@ pub struct Wait {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Closed {
   pub links: Vec<CycleLink>,
-  /// The wait's id if it was made all the same (a [`Wait::must_wait`]).
+  /// The wait's id if it was made all the same (a [`Wait::must_wait`],
+  /// or a cycle with a [`Wait::timed`] wait in it).
   pub made: Option<u64>,
 }
 
@@ -271,7 +272,7 @@ impl Diag {
 
   /// A take of `env` starts to wait: its id, for [`wait_end`](Self::wait_end);
   /// or, with detection on, the cycle it would close (and it is not in the
-  /// table then, unless it must wait).
+  /// table then, unless it must wait or the cycle has a timed wait).
   pub fn wait(&self, env: u64, wait: Wait) -> Result<u64, Closed> {
     let mut state = self.state.lock();
     state.next_wait += 1;

@@ -36,7 +36,11 @@ describe('with deadlock detection and lock-order checks on', function () {
   it('the locks keep their guarantees: Promise species, the stack limit, turns among tasks', async () => {
     const mocha = path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
     const files = specs.map((spec) => path.join(__dirname, '..', spec));
-    const result = await runNodeAsync([mocha, '--no-package', '--exit', '--timeout', '120000', '--reporter', 'dot', ...files], {
+    // (Not the 10^6-operation load tests: with every take recording its
+    // stack they run close to their own 60 s limit on this VM, and they
+    // are about the locks under load, not about what the wrappers change.)
+    const args = ['--no-package', '--exit', '--timeout', '120000', '--reporter', 'dot', '--grep', '10\\^6 operations', '--invert'];
+    const result = await runNodeAsync([mocha, ...args, ...files], {
       env: { ...process.env, ATOMICS_WAITASYNC_DEBUG: 'deadlocks,lock-order' },
       killAfter: 580000,
     });
