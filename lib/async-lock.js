@@ -201,13 +201,14 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       }
       if (!free) {
         if (timeout === 0) throw timeoutError(0);
-        const deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
+        const since = performance.now();
+        const deadline = timeout === Infinity ? Infinity : since + timeout;
         // Before it joins the line: should this throw, nothing is queued.
-        const token = waitStart(mine.instance, mine.kind, op === kWaitForUnlock ? kUnlocked : kLock, false, timeout !== Infinity);
+        const token = waitStart(mine.instance, mine.kind, op === kWaitForUnlock ? kUnlocked : kLock, false, timeout !== Infinity, since);
         let ended = 'error'; // how the wait ended (lib/diagnostics.js)
         let waiting = null;
         try {
-          entry = join(mine, op, priority);
+          entry = join(mine, op, priority, since);
           if (!goesOnUnheld(mine, entry)) {
             parked = true;
             const outcome = await ours(park(entry, deadline, signal));

@@ -51,6 +51,7 @@ const {
   validatePriority,
   kLabel,
 } = require('./core');
+const { performance } = require('perf_hooks');
 const { newLine, deferred, join, leave, park, unpark, abandonPark, wake, mayPass, WAITING, GRANTED, ABORTED } = require('./line');
 const { heldStateReader } = require('./async-lock');
 const { kMax, kSignalStake, kStakeInts, kOwed, take, add, announce, withdraw } = require('./signal-count');
@@ -464,10 +465,11 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
     let value = mayPass(s.line, priority) ? takeKept(s, weight) : null;
     if (value === null) {
       // Before it joins the line: should this throw, nothing is queued.
-      const token = waitStart(s.instance, semaphoreKind, { permits: weight }, false);
+      const since = performance.now();
+      const token = waitStart(s.instance, semaphoreKind, { permits: weight }, false, false, since);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       try {
-        const entry = join(s.line, weight, priority);
+        const entry = join(s.line, weight, priority, since);
         let parked = true;
         try {
           // Parked before the pump starts: its first look may hand it the

@@ -199,23 +199,23 @@ function watch(channel, update) {
  * `{ mode: 'read' }` …, docs/debugging.md), `blocking` whether the thread
  * blocks (lock(), acquireSync …) or an async take waits, `timed` whether
  * it has a timeout (it ends by itself: deadlock detection fails no wait
- * of a cycle it is in). Publishes
- * wait:start; returns the token to hand to waitEnd, or undefined when
- * nobody listens (waitEnd then need not be called). May throw (nothing
- * has changed then).
+ * of a cycle it is in), `since` when it started (performance.now(), where
+ * the take has it at hand; else undefined). Publishes wait:start; returns
+ * the token to hand to waitEnd: undefined when there is nothing to end,
+ * the tracking's wait id (a number) when nobody listens. May throw
+ * (nothing has changed then).
  */
-function waitStart(instance, kind, what, blocking, timed) {
+function waitStart(instance, kind, what, blocking, timed, since) {
   // Registered first: with deadlock detection on, this throws ERR_DEADLOCK
   // for a wait that would close a cycle, before anything is published.
-  const id = tracker === null ? 0 : tracker.waitBegin(instance, kind.label, askedOf(what), blocking, timed === true);
-  const registered = id === 0 ? undefined : { id, message: null, end: null, since: 0 };
+  const id = tracker === null ? 0 : tracker.waitBegin(instance, kind.label, askedOf(what), blocking, timed === true, since);
+  if (!kind.waits) return id === 0 ? undefined : id;
   try {
-    if (!kind.waits) return registered;
     const channels = channelsOf(kind);
-    if (channels === false) return registered;
+    if (channels === false) return id === 0 ? undefined : id;
     const start = channels.waitStart;
     const end = channels.waitEnd;
-    if (!start.hasSubscribers && !end.hasSubscribers) return registered;
+    if (!start.hasSubscribers && !end.hasSubscribers) return id === 0 ? undefined : id;
     const message = { instance, kind: kind.name, threadId, what, blocking };
     const token = { id, message, end, since: performance.now() };
     if (start.hasSubscribers) start.publish(message);
@@ -235,6 +235,14 @@ function waitStart(instance, kind, what, blocking, timed) {
  * to report, as uncaught exceptions).
  */
 function waitEnd(token, outcome) {
+  if (typeof token === 'number') {
+    try {
+      tracker.waitEnd(token);
+    } catch (_) {
+      // (out of stack: the wait stays listed, see docs/debugging.md)
+    }
+    return;
+  }
   if (token === undefined) return;
   try {
     if (token.id !== 0) tracker.waitEnd(token.id);

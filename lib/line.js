@@ -57,16 +57,16 @@ const newLine = () => ({ first: null, last: null, going: null });
 /**
  * Adds a take for `want` (what it asks for: permits, a mode) with
  * `priority` to `line`, behind every entry of the same or a higher
- * priority; returns its entry.
+ * priority, waiting since `since` (performance.now()); returns its entry.
  */
-function join(line, want, priority) {
+function join(line, want, priority, since) {
   const entry = {
     line,
     prev: null,
     next: null,
     want,
     priority,
-    since: performance.now(),
+    since,
     outcome: WAITING,
     resolve: null,
     timer: null,

@@ -414,7 +414,8 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     if (!(mayPass(line, priority) && takeAsync(i32a, index, stake, write))) {
       if (timeout === 0) throw timeoutError(0, write);
       // Before it joins the line: should this throw, nothing is queued.
-      const token = waitStart(rwlock, kind, write ? kWrite : kRead, false, timeout !== Infinity);
+      const since = performance.now();
+      const token = waitStart(rwlock, kind, write ? kWrite : kRead, false, timeout !== Infinity, since);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       let entry = null;
       let parked = false; // awaiting its turn in the line
@@ -423,7 +424,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
       let announced = false; // this frame counts in `waiters`
       let took = false;
       try {
-        entry = join(line, write, priority);
+        entry = join(line, write, priority, since);
         if (!goesOn(line, entry)) {
           parked = true;
           const outcome = await ours(park(entry, entry.since + timeout, signal));

@@ -271,14 +271,15 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (!(mayPass(line, priority) && take(i32a, index, stake, n))) {
       if (timeout === 0) throw timeoutError(0);
       // Before it joins the line: should this throw, nothing is queued.
-      const token = waitStart(semaphore, kind, { permits: n }, false, timeout !== Infinity);
+      const since = performance.now();
+      const token = waitStart(semaphore, kind, { permits: n }, false, timeout !== Infinity, since);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       let entry = null;
       let parked = false; // awaiting its turn in the line
       let waiting = null;
       let announced = false; // this frame counts in `waiters`
       try {
-        entry = join(line, n, priority);
+        entry = join(line, n, priority, since);
         if (!goesOn(line, entry)) {
           parked = true;
           const outcome = await ours(park(entry, entry.since + timeout, signal));

@@ -143,14 +143,15 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (mayPass(line, priority) && takes(i32a, index, stake, n)) return;
     if (timeout === 0) throw timeoutError(0);
     // Before it joins the line: should this throw, nothing is queued.
-    const token = waitStart(semaphore, kind, { permits: n }, false);
+    const since = performance.now();
+    const token = waitStart(semaphore, kind, { permits: n }, false, false, since);
     let ended = 'error'; // how the wait ended (lib/diagnostics.js)
     let entry = null;
     let parked = false; // awaiting its turn in the line
     let waiting = null;
     let announced = false; // this frame counts in `waiters`
     try {
-      entry = join(line, n, priority);
+      entry = join(line, n, priority, since);
       if (!goesOn(line, entry)) {
         parked = true;
         const outcome = await ours(park(entry, entry.since + timeout, signal));

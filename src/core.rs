@@ -395,6 +395,13 @@ pub trait CoreApi<S>: Sync {
   /// leaves the table.
   unsafe fn diag_watch(&'static self, env: u64, at: usize, row: Watched) -> Guarded<()>;
 
+  /// A page of waits of `env`'s thread `thread` at `at` goes in the table
+  /// (see [`Diag::add_page`]).
+  ///
+  /// # Safety
+  /// As [`Diag::add_page`]: the page is live until `env` is forgotten.
+  unsafe fn diag_page(&'static self, env: u64, thread: f64, at: usize) -> Guarded<()>;
+
   /// `env`'s instance watched at `at` leaves the table.
   fn diag_unwatch(&'static self, env: u64, at: usize) -> Guarded<()>;
 
@@ -760,6 +767,13 @@ impl<S: Signal + Send + Sync + 'static> CoreApi<S> for Core<S> {
   unsafe fn diag_watch(&'static self, env: u64, at: usize, row: Watched) -> Guarded<()> {
     // SAFETY: the caller keeps `Diag::watch`'s contract.
     self.guarded("diag_watch", || unsafe { self.diag.watch(env, at, row) })
+  }
+
+  unsafe fn diag_page(&'static self, env: u64, thread: f64, at: usize) -> Guarded<()> {
+    // SAFETY: the caller keeps `Diag::add_page`'s contract.
+    self.guarded("diag_page", || unsafe {
+      self.diag.add_page(env, thread, at)
+    })
   }
 
   fn diag_unwatch(&'static self, env: u64, at: usize) -> Guarded<()> {

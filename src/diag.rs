@@ -13,13 +13,36 @@
 //!   AsyncLock's owner, a stake's permits or share), never recorded on the
 //!   take's path, which stays free of native calls.
 //! - **Waits**: a take that has to wait says so before it blocks or parks,
-//!   and again when it ends (lib/diagnostics.js): the slow path only.
+//!   and again when it ends (lib/diagnostics.js): the slow path only. With
+//!   both flags off (the usual case) it writes the wait into a slot of its
+//!   thread's **pages** ([`Diag::add_page`]): shared memory the table reads
+//!   when it looks (a snapshot, a check for a cycle), so that a wait costs
+//!   its thread a few stores and no native call. With a flag on, it is a
+//!   call ([`Diag::wait`]), which can check it and answer.
+//!
+//! A page is [`PAGE_SLOTS`] slots of [`SLOT_INTS`] Int32s. Slot 0 is the
+//! header: its first Int32 is the table's flags, which the table writes
+//! into every page (the thread reads them before each wait). Each other
+//! slot is free (its first Int32, the generation, 0) or holds a wait: Int32
+//! 1 its info (class in the low 8 bits, 256 blocking, 1024 timed), 2 what
+//! it asked for, and from Int32 4 three doubles: its word's address, its
+//! buffer's address, and when it started (ms since the Unix epoch). The
+//! thread writes the fields of a free slot, then its generation (never the
+//! same one twice in a row), and ends the wait by storing 0, all plain
+//! stores (lib/tracking.js: an Atomics.store costs a call). The table
+//! reads the generation, the fields, then the generation again, and takes
+//! the wait only if both reads agree (a seqlock's reader): on x64, whose
+//! stores reach memory in order, a wait that starts or ends as it looks is
+//! seen whole or not at all; on a weakly ordered CPU, a wait that starts at
+//! that very moment may be seen with the fields of the slot's wait before.
+//! Nothing here depends on them being right: the addresses are only
+//! compared, never read through.
 //!
 //! The table knows nothing of what the ints mean: the JavaScript side,
 //! which writes the words, also reads them (by `label`, its class).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{fence, AtomicI32, AtomicU64, Ordering};
 
 use crate::deadlock::{self, Blocker, Prim, Waiting};
 use crate::robust;
@@ -135,8 +158,12 @@ struct State {
   /// By env and the address of what the instance is watched by (its word
   /// for an AsyncLock, its stake's first Int32 otherwise).
   watched: HashMap<(u64, usize), Watched>,
-  /// Waits in progress, by id, with their env.
+  /// Waits in progress, by id, with their env (those made by a call:
+  /// [`Diag::wait`]; the pages hold the others).
   waits: HashMap<u64, (u64, Wait)>,
+  /// Every env's pages, in the order added.
+  pages: Vec<Page>,
+  next_page: u64,
   /// Buffers named by watched rows, by base address: their number, and
   /// how many rows name them.
   buffers: HashMap<usize, (u32, usize)>,
@@ -157,6 +184,27 @@ struct State {
   /// memory is read, and every primitive reads as free.
   blind: bool,
 }
+
+/// A page of waits a thread writes itself (see the module docs).
+struct Page {
+  env: u64,
+  /// Its thread's worker_threads `threadId`.
+  thread: f64,
+  /// The address of its first Int32.
+  at: usize,
+  /// Its number (the table's count of pages when it was added), for the
+  /// ids of its waits.
+  number: u64,
+}
+
+/// Slots per page, and Int32s per slot (see the module docs).
+pub const PAGE_SLOTS: usize = 64;
+pub const SLOT_INTS: usize = 16;
+
+/// The ids of waits read from pages have this bit (those of calls count
+/// up from 1): the page's number (26 bits), the slot (6) and the
+/// generation (31) below it.
+const PAGE_WAIT: u64 = 1 << 63;
 
 /// [`Diag::flags`]: a wait that would close a cycle fails.
 pub const DETECT: u32 = 1;
@@ -223,6 +271,26 @@ impl Diag {
     state.next_env
   }
 
+  /// Adds a page of `env`, whose thread is `thread`, at `at` (see the
+  /// module docs), and writes the flags into it.
+  ///
+  /// # Safety
+  /// `PAGE_SLOTS * SLOT_INTS` Int32s from `at`, 8-aligned, are live until
+  /// `env` is forgotten ([`forget_env`](Self::forget_env)).
+  pub unsafe fn add_page(&self, env: u64, thread: f64, at: usize) {
+    let mut state = self.state.lock();
+    state.next_page += 1;
+    let number = state.next_page;
+    state.pages.push(Page {
+      env,
+      thread,
+      at,
+      number,
+    });
+    let flags = state.flags;
+    state.write_flags(flags);
+  }
+
   /// Adds (or replaces) `env`'s row for the instance watched at `at`.
   ///
   /// # Safety
@@ -268,6 +336,7 @@ impl Diag {
       }
     }
     state.waits.retain(|_, (of, _)| *of != env);
+    state.pages.retain(|page| page.env != env);
   }
 
   /// A take of `env` starts to wait: its id, for [`wait_end`](Self::wait_end);
@@ -295,15 +364,15 @@ impl Diag {
     // each of CONFIRMATIONS looks CONFIRM_GAP apart (the lock let go of in
     // between): a wait whose thread was just woken and has not ended it,
     // or a take or release seen half done, lasts far less.
-    let mut first: Option<(Vec<u64>, Vec<CycleLink>)> = None;
+    let mut first: Option<(Vec<u64>, Vec<CycleLink>, bool)> = None;
     for look in 0..CONFIRMATIONS {
-      let Some((ids, links)) = state.cycle(id) else {
+      let Some((ids, links, timed)) = state.cycle(id) else {
         return Ok(id);
       };
       match &first {
-        Some((seen, _)) if *seen != ids => return Ok(id),
+        Some((seen, _, _)) if *seen != ids => return Ok(id),
         Some(_) => {}
-        None => first = Some((ids, links)),
+        None => first = Some((ids, links, timed)),
       }
       if look + 1 < CONFIRMATIONS {
         parking_lot::MutexGuard::unlocked(&mut state, || self.gap());
@@ -312,12 +381,9 @@ impl Diag {
         }
       }
     }
-    let (ids, links) = first.unwrap_or_default();
+    let (_, links, timed) = first.unwrap_or_default();
     // A take with a timeout in the cycle ends it by itself (and is how a
     // program backs off): no wait of it fails, each waits on.
-    let timed = ids
-      .iter()
-      .any(|i| state.waits.get(i).is_some_and(|(_, w)| w.timed));
     if must_wait || timed {
       return Err(Closed {
         links,
@@ -347,6 +413,7 @@ impl Diag {
       if state.flags == 0 {
         state.stacks.clear();
       }
+      state.write_flags(to & (DETECT | ORDER));
     }
     state.flags
   }
@@ -452,22 +519,22 @@ impl Diag {
       ))
     });
     let mut waits: Vec<SeenWait> = state
-      .waits
-      .iter()
-      .map(|(&id, (_, wait))| SeenWait {
+      .all_waits()
+      .into_iter()
+      .map(|(id, wait)| SeenWait {
         id,
         buffer: state.buffers.get(&wait.base).map(|b| b.0),
-        wait: wait.clone(),
+        wait,
       })
       .collect();
-    waits.sort_by_key(|w| w.id);
+    waits.sort_by(|a, b| a.wait.since.total_cmp(&b.wait.since).then(a.id.cmp(&b.id)));
     Snapshot { watched, waits }
   }
 
   /// How many rows and waits the table has (for tests).
   pub fn len(&self) -> (usize, usize) {
     let state = self.state.lock();
-    (state.watched.len(), state.waits.len())
+    (state.watched.len(), state.all_waits().len())
   }
 }
 
@@ -591,11 +658,12 @@ impl State {
 
   /// The cycle the wait `id` closes, if it does (`crate::deadlock`): the
   /// ids of its waits, and its links.
-  fn cycle(&self, id: u64) -> Option<(Vec<u64>, Vec<CycleLink>)> {
-    let waits: Vec<Waiting> = self
-      .waits
+  /// Also whether any of them has a timeout ([`Wait::timed`]).
+  fn cycle(&self, id: u64) -> Option<(Vec<u64>, Vec<CycleLink>, bool)> {
+    let all: HashMap<u64, Wait> = self.all_waits().into_iter().collect();
+    let waits: Vec<Waiting> = all
       .iter()
-      .map(|(&id, (_, w))| Waiting {
+      .map(|(&id, w)| Waiting {
         id,
         thread: w.thread,
         word: w.word,
@@ -605,18 +673,19 @@ impl State {
       })
       .collect();
     let links = deadlock::cycle(&self.prims(), &waits, id)?;
-    let ids = links.iter().map(|link| link.wait).collect();
+    let ids: Vec<u64> = links.iter().map(|link| link.wait).collect();
+    let timed = ids.iter().any(|i| all.get(i).is_some_and(|w| w.timed));
     let links = links
       .into_iter()
       .filter_map(|link| {
-        let (_, wait) = self.waits.get(&link.wait)?;
+        let wait = all.get(&link.wait)?;
         let (held_by, behind, stack) = match link.blocker {
           Blocker::Hold { thread, word, .. } => (
             Some(thread),
             None,
             self.stacks.get(&(thread.to_bits(), word)).cloned(),
           ),
-          Blocker::Wait(other) => (None, self.waits.get(&other).map(|(_, w)| w.thread), None),
+          Blocker::Wait(other) => (None, all.get(&other).map(|w| w.thread), None),
         };
         Some(CycleLink {
           thread: wait.thread,
@@ -629,7 +698,47 @@ impl State {
         })
       })
       .collect();
-    Some((ids, links))
+    Some((ids, links, timed))
+  }
+
+  /// Every wait in progress: those made by a call, and those the pages
+  /// hold now (none once blind), by id.
+  fn all_waits(&self) -> Vec<(u64, Wait)> {
+    let mut all: Vec<(u64, Wait)> = self
+      .waits
+      .iter()
+      .map(|(&id, (_, w))| (id, w.clone()))
+      .collect();
+    if self.blind {
+      return all;
+    }
+    for page in &self.pages {
+      for slot in 1..PAGE_SLOTS {
+        // SAFETY: `add_page`'s contract: the page is live while it is in
+        // the table, and the caller holds the lock.
+        if let Some((generation, wait)) = unsafe { read_slot(page, slot) } {
+          let id = PAGE_WAIT
+            | (page.number & ((1 << 26) - 1)) << 37
+            | (slot as u64) << 31
+            | u64::from(generation);
+          all.push((id, wait));
+        }
+      }
+    }
+    all
+  }
+
+  /// Writes `flags` into every page's header (see the module docs).
+  fn write_flags(&self, flags: u32) {
+    if self.blind {
+      return;
+    }
+    for page in &self.pages {
+      // SAFETY: `add_page`'s contract: live while in the table (the
+      // caller holds the lock), 4-aligned.
+      let header = unsafe { &*(page.at as *const AtomicI32) };
+      header.store(flags as i32, Ordering::SeqCst);
+    }
   }
 
   fn hold(&mut self, base: usize) {
@@ -650,6 +759,57 @@ impl State {
       }
     }
   }
+}
+
+/// The wait in slot `slot` of `page`, with its generation, if it holds
+/// one that stayed the same while read (see the module docs).
+///
+/// # Safety
+/// `page`'s memory is live (as [`Diag::add_page`] requires).
+unsafe fn read_slot(page: &Page, slot: usize) -> Option<(u32, Wait)> {
+  let at = page.at + slot * SLOT_INTS * 4;
+  // SAFETY: within the page (slot < PAGE_SLOTS), live as the caller
+  // promises; 4-aligned, and 8 at the doubles (the page is 8-aligned, a
+  // slot 64 bytes).
+  let int = |i: usize| unsafe { &*((at + 4 * i) as *const AtomicI32) };
+  let double = |i: usize| {
+    // SAFETY: as above.
+    let bits = unsafe { &*((at + 4 * i) as *const AtomicU64) };
+    f64::from_bits(bits.load(Ordering::Relaxed))
+  };
+  let generation = int(0).load(Ordering::Acquire);
+  if generation <= 0 {
+    return None;
+  }
+  let info = int(1).load(Ordering::Relaxed);
+  let what = int(2).load(Ordering::Relaxed);
+  let (word, base, since) = (double(4), double(6), double(8));
+  fence(Ordering::Acquire);
+  if int(0).load(Ordering::Relaxed) != generation {
+    return None; // (it ended, or another started, as it was read)
+  }
+  let address = |x: f64| {
+    ((0.0..9_007_199_254_740_992.0).contains(&x) && x.fract() == 0.0).then_some(x as usize)
+  };
+  let (word, base) = (address(word)?, address(base)?);
+  if base > word {
+    return None;
+  }
+  Some((
+    generation as u32,
+    Wait {
+      thread: page.thread,
+      label: (info & 0xff) as u32,
+      word,
+      base,
+      what,
+      blocking: info & 0x100 != 0,
+      since,
+      ctx: Vec::new(),
+      must_wait: false,
+      timed: info & 0x400 != 0,
+    },
+  ))
 }
 
 #[cfg(test)]
@@ -782,6 +942,139 @@ mod tests {
       }
     }
     (diag, one, two)
+  }
+
+  /// A page as a thread's lib/tracking.js keeps it (8-aligned).
+  #[repr(align(8))]
+  struct PageMemory([AtomicI32; PAGE_SLOTS * SLOT_INTS]);
+
+  impl PageMemory {
+    fn new() -> Box<Self> {
+      Box::new(PageMemory(std::array::from_fn(|_| AtomicI32::new(0))))
+    }
+
+    fn at(&self) -> usize {
+      self.0.as_ptr() as usize
+    }
+
+    /// Writes a blocking wait for one of the word at `word` into `slot`,
+    /// as lib/tracking.js's `written` does, with generation `generation`.
+    fn write(&self, slot: usize, generation: i32, word: usize, base: usize) {
+      let at = slot * SLOT_INTS;
+      let double = |i: usize, x: f64| {
+        let bits = x.to_bits();
+        self.0[at + i].store(bits as u32 as i32, Ordering::SeqCst);
+        self.0[at + i + 1].store((bits >> 32) as u32 as i32, Ordering::SeqCst);
+      };
+      self.0[at + 1].store(1 | 0x100, Ordering::SeqCst);
+      self.0[at + 2].store(1, Ordering::SeqCst);
+      double(4, word as f64);
+      double(6, base as f64);
+      double(8, 7.0);
+      self.0[at].store(generation, Ordering::SeqCst);
+    }
+
+    fn end(&self, slot: usize) {
+      self.0[slot * SLOT_INTS].store(0, Ordering::SeqCst);
+    }
+  }
+
+  #[test]
+  fn a_wait_written_into_a_page_is_seen_until_it_ends_and_a_page_holds_the_flags() {
+    let diag = Diag::new();
+    let env = diag.new_env();
+    let page = PageMemory::new();
+    let word = AtomicI32::new(0);
+    let key = &word as *const AtomicI32 as usize;
+    diag.flags(Some(ORDER));
+    // SAFETY: `page` outlives the table's use of it (its env is forgotten
+    // below).
+    unsafe { diag.add_page(env, 4.0, page.at()) };
+    assert_eq!(
+      page.0[0].load(Ordering::SeqCst),
+      ORDER as i32,
+      "the flags, written when it was added"
+    );
+    diag.flags(Some(DETECT));
+    assert_eq!(
+      page.0[0].load(Ordering::SeqCst),
+      DETECT as i32,
+      "and when they change"
+    );
+    diag.flags(Some(0));
+    assert_eq!(diag.snapshot().waits, vec![], "a free slot holds no wait");
+    page.write(3, 9, key, key - 8);
+    let waits = diag.snapshot().waits;
+    assert_eq!(waits.len(), 1);
+    let wait = &waits[0].wait;
+    assert_eq!(
+      (
+        wait.thread,
+        wait.word,
+        wait.base,
+        wait.what,
+        wait.blocking,
+        wait.since
+      ),
+      (4.0, key, key - 8, 1, true, 7.0)
+    );
+    assert_eq!(wait.label, 1);
+    page.end(3);
+    assert_eq!(diag.snapshot().waits, vec![], "ended");
+    page.write(5, 10, key, key);
+    diag.forget_env(env);
+    assert_eq!(
+      diag.snapshot().waits,
+      vec![],
+      "its env ended: its pages go with it"
+    );
+    diag.flags(Some(ORDER));
+    assert_eq!(
+      page.0[0].load(Ordering::SeqCst),
+      0,
+      "a forgotten page is not written"
+    );
+  }
+
+  #[test]
+  fn a_slot_that_does_not_hold_an_address_holds_no_wait() {
+    let diag = Diag::new();
+    let env = diag.new_env();
+    let page = PageMemory::new();
+    // SAFETY: as above.
+    unsafe { diag.add_page(env, 4.0, page.at()) };
+    page.write(1, 1, 64, 128); // (its buffer after its word)
+    page.write(2, 2, usize::MAX, 0); // (not a whole number below 2 ** 53)
+    assert_eq!(diag.snapshot().waits, vec![]);
+    diag.blind();
+    page.write(3, 3, 64, 0);
+    assert_eq!(diag.snapshot().waits, vec![], "blind: no page is read");
+    diag.forget_env(env);
+  }
+
+  #[test]
+  fn detection_sees_a_wait_that_started_in_a_page_before_it_was_switched_on() {
+    let words = [AtomicI32::new(0), AtomicI32::new(0)];
+    let (diag, one, two) = abba(&words);
+    let key = |i: usize| &words[i] as *const AtomicI32 as usize;
+    let page = PageMemory::new();
+    // SAFETY: as above.
+    unsafe { diag.add_page(one, 1.0, page.at()) };
+    // Detection off: thread 1 (holding word 0) waits for word 1 in its page.
+    page.write(1, 1, key(1), key(1));
+    assert_eq!(diag.flags(Some(DETECT)), DETECT);
+    let closed = diag
+      .wait(two, waiting(2.0, key(0), key(0)))
+      .expect_err("thread 2's wait closes the cycle through the page's");
+    assert_eq!(closed.made, None);
+    let threads: Vec<(f64, Option<f64>)> =
+      closed.links.iter().map(|l| (l.thread, l.held_by)).collect();
+    assert_eq!(threads, vec![(2.0, Some(1.0)), (1.0, Some(2.0))]);
+    page.end(1);
+    diag
+      .wait(two, waiting(2.0, key(0), key(0)))
+      .expect("thread 1's wait ended: no cycle");
+    diag.forget_env(one);
   }
 
   #[test]

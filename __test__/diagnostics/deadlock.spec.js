@@ -34,6 +34,13 @@ describe('deadlock detection', function () {
     assert.strictEqual(r.firstGotB, true, 'once the second released b, the first took it');
   });
 
+  it('switched on while a worker is already blocked, detection sees that worker\'s wait: the wait that closes the cycle throws', async () => {
+    const r = await scenario('abba-detect-late');
+    assert.strictEqual(r.error && r.error.code, 'ERR_DEADLOCK');
+    assert.deepStrictEqual(threadsOf(r.error.cycle), [r.second, r.first]);
+    assert.strictEqual(r.firstGotB, true, 'once the second released b, the first took it');
+  });
+
   it('a blocked worker and the main thread awaiting inside executeLocked: the main thread is told, by a rejection', async () => {
     const r = await scenario('abba-async');
     assert.strictEqual(r.error.code, 'ERR_DEADLOCK');

@@ -7,10 +7,11 @@ use napi::sys;
 
 use super::env;
 use super::ffi::{Failure, Js, NResult};
-use super::held::Shown;
+use super::held::{self, Shown};
 use super::memory::locate;
+use super::memory::Element;
 use super::shared::core;
-use crate::diag::{CycleLink, Inversion, Named, Taken, Wait, MAX_INTS};
+use crate::diag::{CycleLink, Inversion, Named, Taken, Wait, MAX_INTS, PAGE_SLOTS, SLOT_INTS};
 
 /// The arguments `label`, `name` and `threadId` that lockWatch and
 /// stakeWatch take after their own: `label` the instance's class (low 8
@@ -114,6 +115,32 @@ pub fn wait(
       }
     },
   }
+}
+
+/// `diagPage(i32a, threadId)` → true if the Int32Array `i32a` (over a
+/// SharedArrayBuffer, at least `PAGE_SLOTS * SLOT_INTS` long, 8-aligned)
+/// is now one of this env's pages of waits (`crate::diag`, whose module
+/// docs give its layout); false if nothing is shown of this env.
+pub fn page(js: Js, [array, thread]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
+  let last = locate(js, array, (PAGE_SLOTS * SLOT_INTS - 1) as f64)
+    .map_err(|_| Failure::Range("a page must be an Int32Array of 1,024 elements or more".into()))?;
+  let mut location = locate(js, array, 0.0)?;
+  if !matches!(last.element, Element::Int32) || location.key % 8 != 0 {
+    return Err(Failure::Type(
+      "a page must be an 8-aligned Int32Array".into(),
+    ));
+  }
+  location.buffer = last.buffer;
+  let thread = js
+    .f64(thread)
+    .map_err(|_| Failure::Type("threadId must be a number".into()))?;
+  js.boolean(held::add_page(js, &env::held(js)?, &location, thread)?)
+}
+
+/// `diagKey(i32a, index)` → the key of the primitive whose word is
+/// `i32a[index]`: its address, as a number (what a page's slot names).
+pub fn key(js: Js, [array, index]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
+  js.number(locate(js, array, js.f64(index)?)?.key as f64)
 }
 
 /// A primitive's `{ label, buffer, index, name }`.

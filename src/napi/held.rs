@@ -212,6 +212,28 @@ pub fn claim_owner(registry: &Registry, owner: u32) -> NResult<u32> {
   Ok(held.owner)
 }
 
+/// `diagPage`: the page of waits at `location` (an Int32Array's element 0,
+/// `PAGE_SLOTS * SLOT_INTS` Int32s long, checked by the caller) goes in
+/// the core's table for this env's thread `thread` (`crate::diag`). Holds
+/// its buffer until the env ends (after the core forgot the env's pages).
+/// False if the core gave the env no number (nothing is shown then).
+pub fn add_page(js: Js, registry: &Registry, location: &Location, thread: f64) -> NResult<bool> {
+  let mut held = registry.borrow_mut();
+  let env = held.diag_env();
+  if env == 0 || held.closed {
+    return Ok(false);
+  }
+  held.hold(js, location.buffer_base, location.buffer)?;
+  // SAFETY: the page lies in the buffer held just above, let go of only
+  // by the teardown, after the core forgot the env (or never, should it
+  // fail to).
+  if let Err(failure) = unsafe { core().diag_page(env, thread, location.key) } {
+    held.let_go(js, location.buffer_base);
+    return Err(failure.into());
+  }
+  Ok(true)
+}
+
 /// `lockWatch`: the AsyncLock `lock` of this env uses the word at
 /// `location` (`locks::word_to_watch`): should the env end while it holds
 /// it, its teardown frees it. Holds the word's buffer until `lock` is

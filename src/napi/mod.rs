@@ -49,8 +49,8 @@ use napi::sys;
 use napi_derive::napi;
 
 use self::diag::{
-  flags as diag_flags, snapshot as diag_snapshot, took as diag_took, wait as diag_wait,
-  wait_end as diag_wait_end,
+  flags as diag_flags, key as diag_key, page as diag_page, snapshot as diag_snapshot,
+  took as diag_took, wait as diag_wait, wait_end as diag_wait_end,
 };
 use self::env::{Pending, Promise, Settler};
 use self::ffi::{entry, Callback, Failure, Js, NResult};
@@ -692,6 +692,8 @@ callbacks! {
   js_diag_snapshot => diag_snapshot;
   js_diag_flags => diag_flags;
   js_diag_took => diag_took;
+  js_diag_page => diag_page;
+  js_diag_key => diag_key;
   js_take_notify_counts => take_notify_counts;
   js_address_of => address_of;
   js_notify_at => notify_at;
@@ -719,7 +721,7 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
   env::init(js, resolver::create_tsfn).map_err(to_napi)?;
   // Read-only, so that code that gets the binding after load cannot
   // replace what a later copy of lib/atomics.js would take from it.
-  let functions: [(&str, Callback); 24] = [
+  let functions: [(&str, Callback); 26] = [
     ("takeNotifyCounts", js_take_notify_counts),
     ("waitAsync", js_wait_async),
     ("wait", js_wait),
@@ -736,6 +738,8 @@ pub fn init(exports: Object, env: Env) -> napi::Result<()> {
     ("diagSnapshot", js_diag_snapshot),
     ("diagFlags", js_diag_flags),
     ("diagTook", js_diag_took),
+    ("diagPage", js_diag_page),
+    ("diagKey", js_diag_key),
     ("setKeepAlive", js_set_keep_alive),
     ("cancel", js_cancel),
     ("lastQueued", js_last_queued),
