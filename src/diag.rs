@@ -364,16 +364,17 @@ impl Diag {
     // each of CONFIRMATIONS looks CONFIRM_GAP apart (the lock let go of in
     // between): a wait whose thread was just woken and has not ended it,
     // or a take or release seen half done, lasts far less.
-    let mut first: Option<(Vec<u64>, Vec<CycleLink>, bool)> = None;
+    // (What is reported is the last look's: a wait read at the moment it
+    // started may read with its slot's wait before, see the module docs.)
+    let mut last: Option<(Vec<u64>, Vec<CycleLink>, bool)> = None;
     for look in 0..CONFIRMATIONS {
       let Some((ids, links, timed)) = state.cycle(id) else {
         return Ok(id);
       };
-      match &first {
-        Some((seen, _, _)) if *seen != ids => return Ok(id),
-        Some(_) => {}
-        None => first = Some((ids, links, timed)),
+      if last.as_ref().is_some_and(|(seen, _, _)| *seen != ids) {
+        return Ok(id);
       }
+      last = Some((ids, links, timed));
       if look + 1 < CONFIRMATIONS {
         parking_lot::MutexGuard::unlocked(&mut state, || self.gap());
         if !state.waits.contains_key(&id) {
@@ -381,7 +382,7 @@ impl Diag {
         }
       }
     }
-    let (_, links, timed) = first.unwrap_or_default();
+    let (_, links, timed) = last.unwrap_or_default();
     // A take with a timeout in the cycle ends it by itself (and is how a
     // program backs off): no wait of it fails, each waits on.
     if must_wait || timed {
@@ -660,11 +661,14 @@ impl State {
   /// ids of its waits, and its links.
   /// Also whether any of them has a timeout ([`Wait::timed`]).
   fn cycle(&self, id: u64) -> Option<(Vec<u64>, Vec<CycleLink>, bool)> {
-    let all: HashMap<u64, Wait> = self.all_waits().into_iter().collect();
-    let waits: Vec<Waiting> = all
+    // In the same order at every look (by id): which of several paths the
+    // search returns depends on it, and the looks must agree.
+    let mut listed = self.all_waits();
+    listed.sort_unstable_by_key(|(id, _)| *id);
+    let waits: Vec<Waiting> = listed
       .iter()
-      .map(|(&id, w)| Waiting {
-        id,
+      .map(|(id, w)| Waiting {
+        id: *id,
         thread: w.thread,
         word: w.word,
         what: w.what,
@@ -672,6 +676,7 @@ impl State {
         ctx: w.ctx.clone(),
       })
       .collect();
+    let all: HashMap<u64, &Wait> = listed.iter().map(|(id, w)| (*id, w)).collect();
     let links = deadlock::cycle(&self.prims(), &waits, id)?;
     let ids: Vec<u64> = links.iter().map(|link| link.wait).collect();
     let timed = ids.iter().any(|i| all.get(i).is_some_and(|w| w.timed));
@@ -1075,6 +1080,41 @@ mod tests {
       .wait(two, waiting(2.0, key(0), key(0)))
       .expect("thread 1's wait ended: no cycle");
     diag.forget_env(one);
+  }
+
+  #[test]
+  fn a_cycle_with_two_paths_is_reported_every_time() {
+    // Thread 1 holds a, and waits (two async waits that keep a) for b and
+    // for c; thread 2 holds b and c, and waits (blocking) for a: the
+    // search may go through either of thread 1's waits, and every look
+    // must take the same one.
+    for _ in 0..40 {
+      let words = [
+        AtomicI32::new(2 << 1),
+        AtomicI32::new(3 << 1),
+        AtomicI32::new(3 << 1),
+      ];
+      let diag = Diag::new();
+      let (one, two) = (diag.new_env(), diag.new_env());
+      let key = |i: usize| &words[i] as *const AtomicI32 as usize;
+      for (env, thread) in [(one, 1.0), (two, 2.0)] {
+        for i in 0..3 {
+          // SAFETY: `words` outlive the table.
+          unsafe { diag.watch(env, key(i), row(thread, &words[i..=i], key(i))) };
+        }
+      }
+      for i in [1, 2] {
+        let mut wait = waiting(1.0, key(i), key(i));
+        wait.blocking = false;
+        wait.ctx = vec![key(0)];
+        diag.wait(one, wait).expect("no cycle yet");
+      }
+      diag.flags(Some(DETECT));
+      let closed = diag
+        .wait(two, waiting(2.0, key(0), key(0)))
+        .expect_err("it closes the cycle");
+      assert_eq!(closed.made, None);
+    }
   }
 
   #[test]

@@ -226,11 +226,9 @@ pub fn add_page(js: Js, registry: &Registry, location: &Location, thread: f64) -
   held.hold(js, location.buffer_base, location.buffer)?;
   // SAFETY: the page lies in the buffer held just above, let go of only
   // by the teardown, after the core forgot the env (or never, should it
-  // fail to).
-  if let Err(failure) = unsafe { core().diag_page(env, thread, location.key) } {
-    held.let_go(js, location.buffer_base);
-    return Err(failure.into());
-  }
+  // fail to). Held even if this fails: the core may have added it before
+  // it failed.
+  unsafe { core().diag_page(env, thread, location.key) }?;
   Ok(true)
 }
 
