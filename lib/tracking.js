@@ -139,8 +139,8 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   function waitBegin(instance, label, what, blocking, timed, since) {
     if (!enabled) return 0;
     if (flags === 0 && retaking === null && header !== null && header[0] === 0 && free.length !== 0) {
-      const where = keys.get(instance);
-      if (where !== undefined) return written(where, label, what, blocking, timed, since);
+      const where = blocking ? undefined : keys.get(instance);
+      if (where !== undefined) return written(where, label, what, false, timed, since);
     }
     return waitBeginSlow(instance, label, what, blocking, timed, since);
   }
@@ -161,11 +161,15 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   let generation = 0; // the last a slot was given (1 to 2 ** 31 - 1, round and round)
   const keys = new WeakMap(); // instance → { key, base }: its word's address and its buffer's
   let timeOrigin = 0; // performance.timeOrigin
-  // The slot of this thread's blocking wait, or -1: a thread is in one at
-  // most, so one still there when the next starts had its end lost (out of
-  // stack in waitEnd, say), and goes, rather than look stuck for good.
+  // The slot of this thread's last blocking wait, or -1: a thread is in
+  // one at most, so one still there when the next starts had its end lost
+  // (out of stack in waitEnd, say), and is taken off the list, rather than
+  // look stuck for good; the slot is freed only by its wait's end, should
+  // that come (a blocking take by a subscriber of the first's wait:start).
+  // Blocking waits take waitBeginSlow's path for it (they block the thread:
+  // what they cost here does not show).
   let blockingSlot = -1;
-  let blockingGeneration = 0;
+  let blockingGeneration = 0; // (its generation: the slot may hold another wait since)
 
   /** waitBegin, other than a wait written into a page with everything at hand. */
   function waitBeginSlow(instance, label, what, blocking, timed, since) {
@@ -182,7 +186,17 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
           }
           // (Consumed only now: should the above throw, waitCalled sees it.)
           if (retaking !== null && retaking.i32a === instance.i32a && retaking.index === instance.index) retaking = null;
-          return written(where, label, what, blocking, timed, since);
+          if (!blocking) return written(where, label, what, false, timed, since);
+          if (blockingSlot !== -1) {
+            // (Off the list, not freed: its wait's end, should it come, frees it.)
+            const ints = pageInts[blockingSlot >> 6];
+            const at = (blockingSlot & (PAGE_SLOTS - 1)) * SLOT_INTS;
+            if (ints[at] === blockingGeneration) ints[at] = 0;
+          }
+          const id = written(where, label, what, true, timed, since);
+          blockingSlot = -1 - id;
+          blockingGeneration = generation;
+          return id;
         }
       } catch {
         // (out of stack, say: told by a call, as with a flag on)
@@ -210,8 +224,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
 
   /**
    * Writes a wait into a free slot (its fields, then its generation, which
-   * makes it seen); its id for waitEnd, below 0: the slot and its
-   * generation. `since` is
+   * makes it seen); its id for waitEnd: the slot's, below 0. `since` is
    * performance.now()'s, or undefined (now). Plain stores: Atomics.store
    * is a call in V8 11 (~115 instructions each, 1.3 % of a take that
    * waits). They reach memory in order on x64; on a weakly ordered CPU
@@ -220,9 +233,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
    * so; a cycle is confirmed over 4 ms of looks).
    */
   function written(where, label, what, blocking, timed, since) {
-    if (blocking && blockingSlot !== -1) ended(blockingSlot, blockingGeneration);
     const slot = free.pop();
-    if (blocking) blockingSlot = slot;
     const page = slot >> 6; // (/ PAGE_SLOTS)
     const at = (slot & (PAGE_SLOTS - 1)) * SLOT_INTS;
     const ints = pageInts[page];
@@ -234,22 +245,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
     doubles[(at >> 1) + 4] = since === undefined ? Date.now() : timeOrigin + since;
     generation = generation === 0x7fffffff ? 1 : generation + 1;
     ints[at] = generation;
-    if (blocking) blockingGeneration = generation;
-    return -1 - (generation * 131072 + slot); // (slot < 2 ** 16, MAX_PAGES * PAGE_SLOTS)
-  }
-
-  /**
-   * The wait of generation `of` in `slot` has ended: the slot is free.
-   * Nothing if it holds another (its wait was taken out as lost, above,
-   * by a blocking wait a subscriber of its wait:start began: freed once).
-   */
-  function ended(slot, of) {
-    const ints = pageInts[slot >> 6];
-    const at = (slot & (PAGE_SLOTS - 1)) * SLOT_INTS;
-    if (ints[at] !== of) return;
-    if (slot === blockingSlot) blockingSlot = -1;
-    ints[at] = 0;
-    free.push(slot);
+    return -1 - slot;
   }
 
   /** waitBegin by a call to the binding (which can check the wait, and answer). */
@@ -366,8 +362,9 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   /** The wait `id` (from waitBegin) has ended. */
   function waitEnd(id) {
     if (id < 0) {
-      const slot = (-1 - id) % 131072;
-      ended(slot, (-1 - id - slot) / 131072);
+      const slot = -1 - id;
+      pageInts[slot >> 6][(slot & (PAGE_SLOTS - 1)) * SLOT_INTS] = 0;
+      free.push(slot);
     } else if (id > 0) {
       diagWaitEnd(id);
     }
