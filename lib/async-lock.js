@@ -29,6 +29,7 @@ const {
   ours,
   validateTimeout,
   validateOptions,
+  kNoOptions,
   abortReason,
   slotOptions,
   kLabel,
@@ -182,7 +183,10 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
     if (op === kExecute && typeof f !== 'function') {
       throw new TypeError(`The "f" argument must be a function. Received ${describe(f)}`);
     }
-    const { timeout, signal, priority } = validateOptions(options);
+    // (No options, the common call: their defaults without validateOptions'
+    // call, which, not inlined here, ran in the interpreter for the first
+    // ~20,000 takes that waited: benchmark/instructions/lock-contended-same-thread.js.)
+    const { timeout, signal, priority } = options === undefined ? kNoOptions : validateOptions(options);
     if (signal && signal.aborted) throw abortReason(signal);
     const mine = stateOf(lock);
     const { i32a, index } = lock;
@@ -572,16 +576,22 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       // The common call, on a lock seen free, nobody listening to its
       // tracing channel (kind.run, lib/diagnostics.js: one check): runFree
       // takes it and runs f, without lockedAsync's options and waiting;
-      // anything else, a bad `this` included, takes executeTraced's path
-      // (one call: 27 bytes fewer here than its own tracing check and
-      // lockedAsync's call, see runFree). The word is read plainly here (a
-      // hint, ~110 instructions fewer than Atomics.load): runFree's
-      // compareExchange decides.
-      if (!kind.run && options === undefined && typeof f === 'function') {
+      // any other untraced call, a bad `this` included, goes to lockedAsync
+      // at once, and one that may be traced to executeTraced. (Not all
+      // through executeTraced, as before: a take that waits paid ~80
+      // instructions more for that call, not inlined, and its second look
+      // at the fast path, benchmark/instructions/lock-contended-same-thread.js.
+      // This is 27 bytes more of executeLocked, 134, within the budget
+      // runFree's comment explains: the uncontended executeLocked still
+      // inlines what it calls, at ~1,016 instructions.) The word is read
+      // plainly here (a hint, ~110 instructions fewer than Atomics.load):
+      // runFree's compareExchange decides.
+      if (kind.run) return executeTraced(this, f, options);
+      if (options === undefined && typeof f === 'function') {
         const mine = stateIfLock(this);
         if (mine !== undefined && mine.first === null && this.i32a[this.index] === UNLOCKED) return runFree(this, mine, f);
       }
-      return executeTraced(this, f, options);
+      return lockedAsync(this, kExecute, f, options);
     }
 
     /** `executeLocked(f, options)` under async-mutex's name. */

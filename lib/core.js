@@ -621,6 +621,7 @@ module.exports = {
   makeReleaser,
   int32Slot,
   fromPosted,
+  kNoOptions,
   slotOptions,
   kLabel,
   kKindOfLabel,
