@@ -208,7 +208,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
         const since = performance.now();
         const deadline = timeout === Infinity ? Infinity : since + timeout;
         // Before it joins the line: should this throw, nothing is queued.
-        const token = waitStart(mine.instance, mine.kind, op === kWaitForUnlock ? kUnlocked : kLock, false, timeout !== Infinity, since);
+        const token = waitStart(mine.instance, mine.kind, op === kWaitForUnlock ? kUnlocked : kLock, false, timeout !== Infinity, since, mine);
         let ended = 'error'; // how the wait ended (lib/diagnostics.js)
         let waiting = null;
         try {
@@ -456,7 +456,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       this.index = index;
       /** The name given at construction (or by the posted instance), for query() and util.inspect; only if given. */
       if (name !== undefined) this.name = name;
-      this.#state = { held: false, abandoned: false, first: null, last: null, going: null, instance: this, kind };
+      this.#state = { held: false, abandoned: false, first: null, last: null, going: null, instance: this, kind, where: undefined };
       word.claimOwner();
       // Should this thread end holding the lock, its teardown frees it.
       lockWatch(i32a, index, this, kLabel.AsyncLock, name, threadId);

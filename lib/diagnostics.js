@@ -200,15 +200,17 @@ function watch(channel, update) {
  * blocks (lock(), acquireSync …) or an async take waits, `timed` whether
  * it has a timeout (it ends by itself: deadlock detection fails no wait
  * of a cycle it is in), `since` when it started (performance.now(), where
- * the take has it at hand; else undefined). Publishes wait:start; returns
+ * the take has it at hand; else undefined), `cache` an object of the
+ * instance's own whose `where` the tracking may keep what it needs there
+ * (else it looks it up). Publishes wait:start; returns
  * the token to hand to waitEnd: undefined when there is nothing to end,
  * the tracking's wait id (a number) when nobody listens. May throw
  * (nothing has changed then).
  */
-function waitStart(instance, kind, what, blocking, timed, since) {
+function waitStart(instance, kind, what, blocking, timed, since, cache) {
   // Registered first: with deadlock detection on, this throws ERR_DEADLOCK
   // for a wait that would close a cycle, before anything is published.
-  const id = tracker === null ? 0 : tracker.waitBegin(instance, kind.label, askedOf(what), blocking, timed === true, since);
+  const id = tracker === null ? 0 : tracker.waitBegin(instance, kind.label, askedOf(what), blocking, timed === true, since, cache);
   if (!kind.waits) return id === 0 ? undefined : id;
   try {
     const channels = channelsOf(kind);

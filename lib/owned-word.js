@@ -214,7 +214,7 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
     if (ms === 0) return spinTake(takeSeenFree, i32a, index, mine);
     if (takeSeenFree(i32a, index, mine)) return true;
     // Before the spin and the WAITERS bit: should this throw, nothing is marked.
-    const token = waitStart(mine.instance, mine.kind, kLock, true, ms !== Infinity);
+    const token = waitStart(mine.instance, mine.kind, kLock, true, ms !== Infinity, undefined, mine);
     let outcome = 'error';
     try {
       const took = lockWait(i32a, index, ms, mine);

@@ -129,20 +129,22 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   /**
    * A take of `instance` (class `label`, kLabel's) starts to wait, for
    * `what` (permits; 1 read or 2 write; 1), blocking or not, with a
-   * timeout or not, since `since` (performance.now()'s; undefined: now):
+   * timeout or not, since `since` (performance.now()'s; undefined: now),
+   * `cache` (optional) an object of the instance's where its word's
+   * address is kept (else in a WeakMap):
    * its id, for waitEnd. Throws ERR_DEADLOCK if, with
    * detection on, it would close a cycle: then it is not registered. A
    * re-take (see retake) is never failed, nor is any wait of a cycle with
    * a take with a timeout in it (that ends it): it is registered, and the
    * cycle is a warning. Once registered, nothing here throws.
    */
-  function waitBegin(instance, label, what, blocking, timed, since) {
+  function waitBegin(instance, label, what, blocking, timed, since, cache) {
     if (!enabled) return 0;
     if (flags === 0 && retaking === null && header !== null && header[0] === 0 && free.length !== 0) {
-      const where = blocking ? undefined : keys.get(instance);
+      const where = blocking ? undefined : cache !== undefined ? cache.where : keys.get(instance);
       if (where !== undefined) return written(where, label, what, false, timed, since);
     }
-    return waitBeginSlow(instance, label, what, blocking, timed, since);
+    return waitBeginSlow(instance, label, what, blocking, timed, since, cache);
   }
 
   // This thread's pages of waits (src/diag.rs's module docs give their
@@ -172,17 +174,18 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   let blockingGeneration = 0; // (its generation: the slot may hold another wait since)
 
   /** waitBegin, other than a wait written into a page with everything at hand. */
-  function waitBeginSlow(instance, label, what, blocking, timed, since) {
+  function waitBeginSlow(instance, label, what, blocking, timed, since, cache) {
     if (paging) {
       try {
         if (header === null || (free.length === 0 && pageInts.length < MAX_PAGES)) addPage();
         if (header !== null && header[0] !== flags) sawFlags(header[0]);
         if (header !== null && flags === 0 && free.length !== 0) {
-          let where = keys.get(instance);
+          let where = cache !== undefined ? cache.where : keys.get(instance);
           if (where === undefined) {
             const key = diagKey(instance.i32a, instance.index);
             where = { key, base: key - instance.i32a.byteOffset - 4 * instance.index };
-            keys.set(instance, where);
+            if (cache !== undefined) cache.where = where;
+            else keys.set(instance, where);
           }
           // (Consumed only now: should the above throw, waitCalled sees it.)
           if (retaking !== null && retaking.i32a === instance.i32a && retaking.index === instance.index) retaking = null;
