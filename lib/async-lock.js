@@ -57,8 +57,9 @@ const LOCKED = 1;
 const CONTENDED = 2;
 
 // Whether an instance holds the lock: `{ held, abandoned }`, the line of
-// its async takes (lib/line.js: `first`, `last`), and what its waits are
-// reported as (`instance`, `kind`: lib/diagnostics.js), one per instance, kept
+// its async takes (lib/line.js: `first`, `last`), what its waits are
+// reported as (`instance`, `kind`: lib/diagnostics.js) and where its word
+// is, once a wait was listed (`where`: lib/tracking.js), one per instance, kept
 // in a private field (see createAsyncLock's `stateOf`): Object.freeze
 // leaves it writable (an own property would make the write after a
 // successful compareExchange throw and leave the lock taken by nobody),
@@ -418,7 +419,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
    * block. Every thread builds its own instance over the same slot.
    */
   class AsyncLock {
-    #state; // { held }: whether this instance holds the lock (see stateOf)
+    #state; // { held, … }: whether this instance holds the lock, and more (see stateOf)
 
     /**
      * `new AsyncLock(sab)`: the lock is `new Int32Array(sab)[AsyncLock.INDEX]`.

@@ -201,8 +201,9 @@ function watch(channel, update) {
  * it has a timeout (it ends by itself: deadlock detection fails no wait
  * of a cycle it is in), `since` when it started (performance.now(), where
  * the take has it at hand; else undefined), `cache` an object of the
- * instance's own whose `where` the tracking may keep what it needs there
- * (else it looks it up). Publishes wait:start; returns
+ * instance's own, with a `where` property, in which the tracking may keep
+ * where its word is (else it keeps that in a WeakMap). Publishes
+ * wait:start; returns
  * the token to hand to waitEnd: undefined when there is nothing to end,
  * the tracking's wait id (a number) when nobody listens. May throw
  * (nothing has changed then).

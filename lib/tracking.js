@@ -141,8 +141,8 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   function waitBegin(instance, label, what, blocking, timed, since, cache) {
     if (!enabled) return 0;
     if (flags === 0 && retaking === null && header !== null && header[0] === 0 && free.length !== 0) {
-      const where = blocking ? undefined : cache !== undefined ? cache.where : keys.get(instance);
-      if (where !== undefined) return written(where, label, what, false, timed, since);
+      const where = cache !== undefined ? cache.where : keys.get(instance);
+      if (where !== undefined) return written(where, label, what, blocking, timed, since);
     }
     return waitBeginSlow(instance, label, what, blocking, timed, since, cache);
   }
@@ -163,15 +163,9 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   let generation = 0; // the last a slot was given (1 to 2 ** 31 - 1, round and round)
   const keys = new WeakMap(); // instance → { key, base }: its word's address and its buffer's
   let timeOrigin = 0; // performance.timeOrigin
-  // The slot of this thread's last blocking wait, or -1: a thread is in
-  // one at most, so one still there when the next starts had its end lost
-  // (out of stack in waitEnd, say), and is taken off the list, rather than
-  // look stuck for good; the slot is freed only by its wait's end, should
-  // that come (a blocking take by a subscriber of the first's wait:start).
-  // Blocking waits take waitBeginSlow's path for it (they block the thread:
-  // what they cost here does not show).
-  let blockingSlot = -1;
-  let blockingGeneration = 0; // (its generation: the slot may hold another wait since)
+  // (A wait whose end is lost, out of stack in waitEnd, stays listed until
+  // the thread ends: a thread's next blocking wait may have started inside
+  // the first's, in a subscriber of its wait:start, so it cannot tell.)
 
   /** waitBegin, other than a wait written into a page with everything at hand. */
   function waitBeginSlow(instance, label, what, blocking, timed, since, cache) {
@@ -187,18 +181,9 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
             if (cache !== undefined) cache.where = where;
             else keys.set(instance, where);
           }
+          const id = written(where, label, what, blocking, timed, since);
           // (Consumed only now: should the above throw, waitCalled sees it.)
           if (retaking !== null && retaking.i32a === instance.i32a && retaking.index === instance.index) retaking = null;
-          if (!blocking) return written(where, label, what, false, timed, since);
-          if (blockingSlot !== -1) {
-            // (Off the list, not freed: its wait's end, should it come, frees it.)
-            const ints = pageInts[blockingSlot >> 6];
-            const at = (blockingSlot & (PAGE_SLOTS - 1)) * SLOT_INTS;
-            if (ints[at] === blockingGeneration) ints[at] = 0;
-          }
-          const id = written(where, label, what, true, timed, since);
-          blockingSlot = -1 - id;
-          blockingGeneration = generation;
           return id;
         }
       } catch {
@@ -236,6 +221,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
    * so; a cycle is confirmed over 4 ms of looks).
    */
   function written(where, label, what, blocking, timed, since) {
+    const at0 = since === undefined ? Date.now() : timeOrigin + since; // (before the pop: may throw)
     const slot = free.pop();
     const page = slot >> 6; // (/ PAGE_SLOTS)
     const at = (slot & (PAGE_SLOTS - 1)) * SLOT_INTS;
@@ -245,7 +231,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
     ints[at + 2] = what;
     doubles[(at >> 1) + 2] = where.key;
     doubles[(at >> 1) + 3] = where.base;
-    doubles[(at >> 1) + 4] = since === undefined ? Date.now() : timeOrigin + since;
+    doubles[(at >> 1) + 4] = at0;
     generation = generation === 0x7fffffff ? 1 : generation + 1;
     ints[at] = generation;
     return -1 - slot;
@@ -365,6 +351,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   /** The wait `id` (from waitBegin) has ended. */
   function waitEnd(id) {
     if (id < 0) {
+      // (Once per wait: every caller ends its token once, from a finally.)
       const slot = -1 - id;
       pageInts[slot >> 6][(slot & (PAGE_SLOTS - 1)) * SLOT_INTS] = 0;
       free.push(slot);
