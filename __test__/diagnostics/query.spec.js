@@ -99,6 +99,24 @@ describe('query(): who holds and who waits, from any thread', function () {
     await w.done();
   });
 
+  it('lists every wait of a thread that has hundreds at once, each with what it asked for, and none once they ended', async () => {
+    const pool = new Semaphore(2, { name: 'hundreds' });
+    await pool.acquire(2);
+    const takes = [];
+    for (let n = 1; n <= 300; n++) takes.push(pool.runExclusive(() => n, 1 + (n % 2)));
+    const waiters = query().primitives.find((p) => p.name === 'hundreds').waiters;
+    assert.strictEqual(waiters.length, 300);
+    assert.deepStrictEqual(
+      waiters.map((w) => w.permits).sort(),
+      takes.map((_, i) => 1 + ((i + 1) % 2)).sort(),
+      'each with the permits it asked for'
+    );
+    assert.ok(waiters.every((w) => w.threadId === 0 && w.blocking === false && w.since <= Date.now() + 1));
+    pool.release(2);
+    assert.strictEqual((await Promise.all(takes)).length, 300);
+    assert.deepStrictEqual(query().primitives.find((p) => p.name === 'hundreds').waiters, []);
+  });
+
   it('drops the wait of a worker terminated while it waits', async () => {
     const lock = new AsyncLock({ name: 'waited-on-by-the-dead' });
     lock.lock();
