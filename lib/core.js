@@ -52,8 +52,9 @@ const ours = (promise) => {
 // transition in optimized code. The property is writable, enumerable and
 // configurable, where ours makes it none of these: only the package (or a
 // program's promise hook, which is handed every promise) can tell. (A
-// promise must not have been through `ours` before: its property would not
-// be configurable, and this would throw.)
+// promise must not have been through `ours` before, nor be sealed or
+// frozen, by such a hook say: this would throw a TypeError, and the wait
+// fail, its wake-up passed on.)
 class Returned {
   constructor(promise) {
     return promise;
