@@ -212,13 +212,14 @@ function waitStart(instance, kind, what, blocking, timed, since, cache) {
   // Registered first: with deadlock detection on, this throws ERR_DEADLOCK
   // for a wait that would close a cycle, before anything is published.
   const id = tracker === null ? 0 : tracker.waitBegin(instance, kind.label, askedOf(what), blocking, timed === true, since, cache);
-  if (!kind.waits) return id === 0 ? undefined : id;
+  const unheard = id === 0 ? undefined : id; // (the token when nobody listens)
+  if (!kind.waits) return unheard;
   try {
     const channels = channelsOf(kind);
-    if (channels === false) return id === 0 ? undefined : id;
+    if (channels === false) return unheard;
     const start = channels.waitStart;
     const end = channels.waitEnd;
-    if (!start.hasSubscribers && !end.hasSubscribers) return id === 0 ? undefined : id;
+    if (!start.hasSubscribers && !end.hasSubscribers) return unheard;
     const message = { instance, kind: kind.name, threadId, what, blocking };
     const token = { id, message, end, since: performance.now() };
     if (start.hasSubscribers) start.publish(message);

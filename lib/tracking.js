@@ -153,7 +153,8 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   // ~3,000 instructions, 16 % of a take that waits). The binding reads
   // them when it looks. The first is made at the first wait.
   const SLOT_INTS = 16;
-  const PAGE_SLOTS = 64;
+  const PAGE_SHIFT = 6;
+  const PAGE_SLOTS = 1 << PAGE_SHIFT; // (a slot's page: slot >> PAGE_SHIFT; its place there: slotAt)
   const MAX_PAGES = 1024; // (64,512 waits at once; more are told by calls)
   let paging = typeof diagPage === 'function' && typeof diagKey === 'function';
   let header = null; // the first page's Int32s: [0] is the process's flags, which the binding keeps
@@ -193,6 +194,9 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
     return waitCalled(instance, label, what, blocking, timed);
   }
 
+  /** Where slot `slot` starts in its page's Int32s. */
+  const slotAt = (slot) => (slot & (PAGE_SLOTS - 1)) * SLOT_INTS;
+
   /** A new page of waits, told to the binding; `paging` off if it shows nothing of this thread. */
   function addPage() {
     const ints = new Int32Array(new SharedArrayBuffer(PAGE_SLOTS * SLOT_INTS * 4));
@@ -223,8 +227,8 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   function written(where, label, what, blocking, timed, since) {
     const at0 = since === undefined ? Date.now() : timeOrigin + since; // (before the pop: may throw)
     const slot = free.pop();
-    const page = slot >> 6; // (/ PAGE_SLOTS)
-    const at = (slot & (PAGE_SLOTS - 1)) * SLOT_INTS;
+    const page = slot >> PAGE_SHIFT;
+    const at = slotAt(slot);
     const ints = pageInts[page];
     const doubles = pageDoubles[page];
     ints[at + 1] = label | (blocking ? 256 : 0) | (timed ? 1024 : 0);
@@ -353,7 +357,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
     if (id < 0) {
       // (Once per wait: every caller ends its token once, from a finally.)
       const slot = -1 - id;
-      pageInts[slot >> 6][(slot & (PAGE_SLOTS - 1)) * SLOT_INTS] = 0;
+      pageInts[slot >> PAGE_SHIFT][slotAt(slot)] = 0;
       free.push(slot);
     } else if (id > 0) {
       diagWaitEnd(id);

@@ -197,6 +197,18 @@ struct Page {
   number: u64,
 }
 
+impl Page {
+  /// Writes `flags` into the page's header (see the module docs).
+  ///
+  /// # Safety
+  /// The page's memory is live (as [`Diag::add_page`] requires).
+  unsafe fn write_flags(&self, flags: u32) {
+    // SAFETY: live, as the caller promises; 4-aligned (8, add_page's).
+    let header = unsafe { &*(self.at as *const AtomicI32) };
+    header.store(flags as i32, Ordering::SeqCst);
+  }
+}
+
 /// Slots per page, and Int32s per slot (see the module docs).
 pub const PAGE_SLOTS: usize = 64;
 pub const SLOT_INTS: usize = 16;
@@ -281,14 +293,17 @@ impl Diag {
     let mut state = self.state.lock();
     state.next_page += 1;
     let number = state.next_page;
-    state.pages.push(Page {
+    let page = Page {
       env,
       thread,
       at,
       number,
-    });
-    let flags = state.flags;
-    state.write_flags(flags);
+    };
+    if !state.blind {
+      // SAFETY: live, as the caller promises.
+      unsafe { page.write_flags(state.flags) };
+    }
+    state.pages.push(page);
   }
 
   /// Adds (or replaces) `env`'s row for the instance watched at `at`.
@@ -740,9 +755,8 @@ impl State {
     }
     for page in &self.pages {
       // SAFETY: `add_page`'s contract: live while in the table (the
-      // caller holds the lock), 4-aligned.
-      let header = unsafe { &*(page.at as *const AtomicI32) };
-      header.store(flags as i32, Ordering::SeqCst);
+      // caller holds the lock).
+      unsafe { page.write_flags(flags) };
     }
   }
 

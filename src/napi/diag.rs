@@ -8,8 +8,8 @@ use napi::sys;
 use super::env;
 use super::ffi::{Failure, Js, NResult};
 use super::held::{self, Shown};
-use super::memory::locate;
 use super::memory::Element;
+use super::memory::{inspect, locate};
 use super::shared::core;
 use crate::diag::{CycleLink, Inversion, Named, Taken, Wait, MAX_INTS, PAGE_SLOTS, SLOT_INTS};
 
@@ -122,15 +122,19 @@ pub fn wait(
 /// is now one of this env's pages of waits (`crate::diag`, whose module
 /// docs give its layout); false if nothing is shown of this env.
 pub fn page(js: Js, [array, thread]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
-  let last = locate(js, array, (PAGE_SLOTS * SLOT_INTS - 1) as f64)
-    .map_err(|_| Failure::Range("a page must be an Int32Array of 1,024 elements or more".into()))?;
-  let mut location = locate(js, array, 0.0)?;
-  if !matches!(last.element, Element::Int32) || location.key % 8 != 0 {
+  let (described, buffer) = inspect(js, array)?;
+  if !described.covers((PAGE_SLOTS * SLOT_INTS - 1) as f64) {
+    return Err(Failure::Range(
+      "a page must be an Int32Array of 1,024 elements or more".into(),
+    ));
+  }
+  let mut location = described.locate(0.0)?;
+  if !matches!(location.element, Element::Int32) || location.key % 8 != 0 {
     return Err(Failure::Type(
       "a page must be an 8-aligned Int32Array".into(),
     ));
   }
-  location.buffer = last.buffer;
+  location.buffer = Some(buffer);
   let thread = js
     .f64(thread)
     .map_err(|_| Failure::Type("threadId must be a number".into()))?;
