@@ -122,11 +122,10 @@ pub fn wait(
 /// is now one of this env's pages of waits (`crate::diag`, whose module
 /// docs give its layout); false if nothing is shown of this env.
 pub fn page(js: Js, [array, thread]: [sys::napi_value; 2]) -> NResult<sys::napi_value> {
-  let (described, buffer) = inspect(js, array)?;
+  let short = || Failure::Range("a page must be an Int32Array of 1,024 elements or more".into());
+  let (described, buffer) = inspect(js, array).map_err(|_| short())?;
   if !described.covers((PAGE_SLOTS * SLOT_INTS - 1) as f64) {
-    return Err(Failure::Range(
-      "a page must be an Int32Array of 1,024 elements or more".into(),
-    ));
+    return Err(short());
   }
   let mut location = described.locate(0.0)?;
   if !matches!(location.element, Element::Int32) || location.key % 8 != 0 {
