@@ -33,31 +33,41 @@ var SHIPPED = {
  * `readAt(offset, size)` reads it, when given.
  */
 function elfInterpreter(bytes, readAt) {
-  if (!bytes || bytes.length < 64 || bytes.readUInt32BE(0) !== 0x7f454c46) return null;
+  if (!bytes || bytes.length < 64 || bytes[0] !== 0x7f || bytes[1] !== 0x45 || bytes[2] !== 0x4c || bytes[3] !== 0x46) {
+    return null;
+  }
   var is64 = bytes[4] === 2;
   var little = bytes[5] === 1;
-  function u16(at) {
-    return little ? bytes.readUInt16LE(at) : bytes.readUInt16BE(at);
+  var word = is64 ? 8 : 4;
+  // The unsigned integer of `size` bytes at `at`, in the file's byte order,
+  // byte by byte: every load of the package runs this once, cold, and
+  // Buffer's readers cost more to get going than the reading. (Offsets past
+  // 4 GiB cannot be in the bytes read anyway: an 8-byte field is read as
+  // its low 4.)
+  function field(at, size) {
+    if (size === 8) {
+      size = 4;
+      if (!little) at += 4;
+    }
+    var value = 0;
+    for (var k = 0; k < size; k++) value = value * 256 + bytes[little ? at + size - 1 - k : at + k];
+    return value;
   }
-  function u32(at) {
-    return little ? bytes.readUInt32LE(at) : bytes.readUInt32BE(at);
-  }
-  // Offsets past 4 GiB cannot be in the bytes read anyway.
-  function word(at) {
-    return is64 ? u32(little ? at : at + 4) : u32(at);
-  }
-  var phoff = word(is64 ? 32 : 28);
-  var phentsize = u16(is64 ? 54 : 42);
-  var phnum = u16(is64 ? 56 : 44);
+  var phoff = field(is64 ? 32 : 28, word);
+  var phentsize = field(is64 ? 54 : 42, 2);
+  var phnum = field(is64 ? 56 : 44, 2);
   for (var i = 0; i < phnum; i++) {
     var at = phoff + i * phentsize;
     if (at + phentsize > bytes.length) return null;
-    if (u32(at) !== 3) continue; // PT_INTERP
-    var offset = word(at + (is64 ? 8 : 4));
-    var size = word(at + (is64 ? 32 : 16));
+    if (field(at, 4) !== 3) continue; // PT_INTERP
+    var offset = field(at + (is64 ? 8 : 4), word);
+    var size = field(at + (is64 ? 32 : 16), word);
     if (size > 4096) return null;
-    var text = offset + size <= bytes.length ? bytes.slice(offset, offset + size) : readAt ? readAt(offset, size) : null;
-    return text && text.length === size ? text.toString('latin1').replace(/\0+$/, '') : null;
+    var text = offset + size <= bytes.length ? bytes.subarray(offset, offset + size) : readAt ? readAt(offset, size) : null;
+    if (!text || text.length !== size) return null;
+    var name = '';
+    for (var j = 0; j < size && text[j] !== 0; j++) name += String.fromCharCode(text[j]);
+    return name;
   }
   return null;
 }
@@ -79,8 +89,8 @@ function detectLibc(platform, read, report, list) {
   var interpreter = elfInterpreter(read('/proc/self/exe', 4096), function (offset, size) {
     return read('/proc/self/exe', size, offset);
   });
-  if (interpreter && /musl/.test(interpreter)) return 'musl';
-  if (interpreter && /ld-linux/.test(interpreter)) return 'gnu';
+  if (interpreter && interpreter.indexOf('musl') !== -1) return 'musl';
+  if (interpreter && interpreter.indexOf('ld-linux') !== -1) return 'gnu';
   var ldd = read('/usr/bin/ldd', 65536);
   var text = ldd ? ldd.toString('latin1') : '';
   if (text.indexOf('musl') !== -1) return 'musl';
