@@ -5,9 +5,9 @@
 //
 //   const { Mutex, Semaphore } = require('atomics-waitasync/async-mutex');
 
-const binding = require('./binding');
-const { AsyncLock, waitAsync, notify } = require('./index');
-const { createAsyncMutex, withTimeout, tryAcquire, E_TIMEOUT, E_ALREADY_LOCKED, E_CANCELED } = require('./lib/async-mutex');
+const binding = require('./binding.js');
+const { AsyncLock, waitAsync, notify } = require('./index.js');
+const { createAsyncMutex, withTimeout, tryAcquire, E_TIMEOUT, E_ALREADY_LOCKED, E_CANCELED } = require('./lib/async-mutex.js');
 
 const { Mutex, Semaphore } = createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch: binding.stakeWatch });
 

@@ -18,7 +18,7 @@
 // is thrown, with every path tried (its `tried`, and in its message).
 
 var fs = require('fs');
-var platform = require('./lib/platform');
+var platform = require('./lib/platform.js');
 
 var BUILD_COMMAND = 'npx atomics-waitasync-build';
 // Where tests and diagnostics can read which file was loaded.

@@ -7,23 +7,18 @@
 //
 //   const { waitAsync, wait, notify } = require('atomics-waitasync');
 
-const binding = require('./binding');
-const { createAtomics } = require('./lib/atomics');
-const { isNodeItself } = require('./lib/describe');
-const { createPolyfill } = require('./lib/polyfill');
-const { createAsyncLock } = require('./lib/async-lock');
-const { createCondition } = require('./lib/condition');
-const { createLatch } = require('./lib/latch');
-const { createSemaphore } = require('./lib/semaphore');
-const { createSignalSemaphore } = require('./lib/signal-semaphore');
-const { createBarrier } = require('./lib/barrier');
-const { createRwLock } = require('./lib/rwlock');
-const { createQuery } = require('./lib/query');
-const { createTracking } = require('./lib/tracking');
-const { preloadInWorkers, PLAIN_PRELOAD, FORCE_PRELOAD } = require('./lib/workers');
+const binding = require('./binding.js');
+const { createAtomics } = require('./lib/atomics.js');
 
 const atomics = createAtomics(binding);
-const polyfill = createPolyfill(binding, Atomics, atomics);
+
+// The rest is made when a program first asks for it: the polyfill at the
+// first install(), each class of the family, query() and the deadlock
+// switches at their first read. Their files are most of the package, and a
+// thread that loads it (every worker of a pool, every test file of a
+// runner) would pay to compile them whether or not it uses them.
+
+let polyfill = null;
 
 /**
  * The polyfill's install (lib/polyfill.js), and then, where it is active on
@@ -31,90 +26,93 @@ const polyfill = createPolyfill(binding, Atomics, atomics);
  * one started with its own execArgv (lib/workers.js).
  */
 function install(options) {
+  if (polyfill === null) {
+    // Where Atomics has a waitAsync and nothing asks to replace it, there
+    // is nothing to do, and nothing to load.
+    if (options === undefined && typeof Atomics.waitAsync === 'function') return { installed: [], active: false };
+    polyfill = require('./lib/polyfill.js').createPolyfill(binding, Atomics, atomics);
+  }
   const result = polyfill.install(options);
-  if (result.active && isNodeItself(process.versions)) {
+  if (result.active && require('./lib/describe.js').isNodeItself(process.versions)) {
+    const { preloadInWorkers, PLAIN_PRELOAD, FORCE_PRELOAD } = require('./lib/workers.js');
     const force = Boolean(options && typeof options === 'object' && options.force);
     preloadInWorkers(require('worker_threads'), force ? FORCE_PRELOAD : PLAIN_PRELOAD, require('module'));
   }
   return result;
 }
 
-// The lock waits through this package's triple, never the global Atomics,
-// and releases a contended word through the binding (free and notify in
-// one call).
-const AsyncLock = createAsyncLock({
-  wait: atomics.wait,
-  waitAsync: atomics.waitAsync,
-  notify: atomics.notify,
-  releaseLock: binding.releaseLock,
-  lockOwner: binding.lockOwner,
-  lockWatch: binding.lockWatch,
-});
+// The primitives wait through this package's triple, never the global
+// Atomics.
+const triple = { wait: atomics.wait, waitAsync: atomics.waitAsync, notify: atomics.notify };
+const { stakeWatch } = binding;
 
-// A condition variable over the lock, through the same triple.
-const Condition = createCondition({
-  wait: atomics.wait,
-  waitAsync: atomics.waitAsync,
-  notify: atomics.notify,
-  AsyncLock,
-  stakeWatch: binding.stakeWatch,
-});
-
-// A count down to zero, through the same triple.
-const Latch = createLatch({
-  wait: atomics.wait,
-  waitAsync: atomics.waitAsync,
-  notify: atomics.notify,
-  stakeWatch: binding.stakeWatch,
-});
-
-// Permits taken and given back n at a time; what a thread holds when it
-// ends comes back (the binding's stakeWatch).
-const Semaphore = createSemaphore({
-  wait: atomics.wait,
-  waitAsync: atomics.waitAsync,
-  notify: atomics.notify,
-  stakeWatch: binding.stakeWatch,
-});
-
-// A count any thread may add to, taken n at a time; a take is consumed
-// (what a thread took stays taken when it ends; its waits are undone).
-const SignalSemaphore = createSignalSemaphore({
-  wait: atomics.wait,
-  waitAsync: atomics.waitAsync,
-  notify: atomics.notify,
-  stakeWatch: binding.stakeWatch,
-});
-
-// Parties that meet, generation after generation; broken for all when one
-// times out, aborts or ends while it waits.
-const Barrier = createBarrier({
-  wait: atomics.wait,
-  waitAsync: atomics.waitAsync,
-  notify: atomics.notify,
-  stakeWatch: binding.stakeWatch,
-});
-
-// Many readers or one writer; what a thread holds when it ends is given
-// back (the binding's stakeWatch).
-const RwLock = createRwLock({
-  wait: atomics.wait,
-  waitAsync: atomics.waitAsync,
-  notify: atomics.notify,
-  stakeWatch: binding.stakeWatch,
-});
-
-// Who holds and waits for what, in every thread: lib/query.js.
-const { query, report, inspectable } = createQuery(binding);
-for (const Class of [AsyncLock, Condition, Latch, Semaphore, SignalSemaphore, Barrier, RwLock]) inspectable(Class);
+// Each class of the family, from its factory in lib/.
+const makers = {
+  // The lock also releases a contended word through the binding (free and
+  // notify in one call).
+  AsyncLock: () =>
+    require('./lib/async-lock.js').createAsyncLock({
+      ...triple,
+      releaseLock: binding.releaseLock,
+      lockOwner: binding.lockOwner,
+      lockWatch: binding.lockWatch,
+    }),
+  // A condition variable over the lock.
+  Condition: () => require('./lib/condition.js').createCondition({ ...triple, AsyncLock: api.AsyncLock, stakeWatch }),
+  // A count down to zero.
+  Latch: () => require('./lib/latch.js').createLatch({ ...triple, stakeWatch }),
+  // Permits taken and given back n at a time; what a thread holds when it
+  // ends comes back (the binding's stakeWatch).
+  Semaphore: () => require('./lib/semaphore.js').createSemaphore({ ...triple, stakeWatch }),
+  // A count any thread may add to, taken n at a time; a take is consumed
+  // (what a thread took stays taken when it ends; its waits are undone).
+  SignalSemaphore: () => require('./lib/signal-semaphore.js').createSignalSemaphore({ ...triple, stakeWatch }),
+  // Parties that meet, generation after generation; broken for all when one
+  // times out, aborts or ends while it waits.
+  Barrier: () => require('./lib/barrier.js').createBarrier({ ...triple, stakeWatch }),
+  // Many readers or one writer; what a thread holds when it ends is given
+  // back.
+  RwLock: () => require('./lib/rwlock.js').createRwLock({ ...triple, stakeWatch }),
+};
 
 // Each take that waits, registered for query(); deadlock detection and
-// lock-order checks, as ATOMICS_WAITASYNC_DEBUG says: lib/tracking.js.
-const tracking = createTracking(binding);
-require('./lib/diagnostics').setTracking(tracking);
-tracking.start([AsyncLock, Semaphore, RwLock]);
+// lock-order checks, as ATOMICS_WAITASYNC_DEBUG says: lib/tracking.js. Made
+// with the first class, or at the first read of a switch.
+let tracking = null;
 
-module.exports = {
+function tracked() {
+  if (tracking === null) {
+    tracking = require('./lib/tracking.js').createTracking(binding);
+    require('./lib/diagnostics.js').setTracking(tracking);
+    tracking.start([]);
+  }
+  return tracking;
+}
+
+// Who holds and waits for what, in every thread: lib/query.js.
+let queries = null;
+
+function queried() {
+  if (queries === null) queries = require('./lib/query.js').createQuery(binding);
+  return queries;
+}
+
+/** A class of the family, made: inspectable as its state, its takes tracked. */
+function made(name) {
+  const Class = makers[name]();
+  // util.inspect shows the primitive's state in one line (lib/query.js).
+  Object.defineProperty(Class.prototype, Symbol.for('nodejs.util.inspect.custom'), {
+    value: function inspect(depth, options) {
+      return queried().inspect(Class, this, options);
+    },
+    writable: true,
+    configurable: true,
+  });
+  tracked().start([Class]);
+  return Class;
+}
+
+const api = {
   waitAsync: atomics.waitAsync,
   wait: atomics.wait,
   notify: atomics.notify,
@@ -123,25 +121,51 @@ module.exports = {
   // Puts waitAsync, wait and notify on this thread's Atomics (the polyfill).
   install,
   // The post's mutex, done right: lib/async-lock.js.
-  AsyncLock,
+  AsyncLock: undefined,
   // A condition variable over an AsyncLock: lib/condition.js.
-  Condition,
+  Condition: undefined,
   // A count down to zero that threads wait on: lib/latch.js.
-  Latch,
+  Latch: undefined,
   // Permits, n at a time, robust: lib/semaphore.js.
-  Semaphore,
+  Semaphore: undefined,
   // Permits any thread may release, whether or not it took any: lib/signal-semaphore.js.
-  SignalSemaphore,
+  SignalSemaphore: undefined,
   // N parties meet, then all go on: lib/barrier.js.
-  Barrier,
+  Barrier: undefined,
   // Many readers or one writer, robust: lib/rwlock.js.
-  RwLock,
+  RwLock: undefined,
   // Every primitive in use in any thread, its holders and waiters; as text.
-  query,
-  report,
+  query: function query() {
+    return queried().query();
+  },
+  report: function report(snapshot) {
+    return queried().report(snapshot);
+  },
   // Opt-in: ERR_DEADLOCK for a wait that closes a cycle; lock-order warnings.
-  detectDeadlocks: tracking.detectDeadlocks,
-  checkLockOrder: tracking.checkLockOrder,
+  detectDeadlocks: function detectDeadlocks(enabled = true) {
+    return tracked().detectDeadlocks(enabled);
+  },
+  checkLockOrder: function checkLockOrder(enabled = true) {
+    return tracked().checkLockOrder(enabled);
+  },
   // Test-only (not in index.d.ts): registry and pending-waiter counts.
   waitersForTesting: atomics.waitersForTesting,
 };
+
+// The classes' properties read as data once read (or written) first.
+for (const name of Object.keys(makers)) {
+  const settle = (value) =>
+    Object.defineProperty(api, name, { value, writable: true, enumerable: true, configurable: true });
+  Object.defineProperty(api, name, {
+    get() {
+      const Class = made(name);
+      settle(Class);
+      return Class;
+    },
+    set: settle,
+    enumerable: true,
+    configurable: true,
+  });
+}
+
+module.exports = api;

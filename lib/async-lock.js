@@ -17,9 +17,7 @@
 // queue, on every runtime (Node 14 lacks Atomics.waitAsync; native waiters
 // would not see ours).
 
-const { performance } = require('perf_hooks');
-const { threadId } = require('worker_threads');
-const { describe } = require('./describe');
+const { describe } = require('./describe.js');
 const {
   codedError,
   AsyncWait,
@@ -33,8 +31,10 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-} = require('./core');
-const { createKind, waitStart, waitEnd, endedAs, tracing, traced } = require('./diagnostics');
+  performanceNow,
+  threadId,
+} = require('./core.js');
+const { createKind, waitStart, waitEnd, endedAs, tracing, traced } = require('./diagnostics.js');
 const {
   createOwnedWord,
   kLock,
@@ -48,8 +48,8 @@ const {
   WAITERS,
   HANDED,
   kGrace,
-} = require('./owned-word');
-const { join, leave, park, unpark, abandonPark, wake, wakeFirst, mayPass, goesOn, goOn, WAITING, GO, GRANTED, TIMED_OUT } = require('./line');
+} = require('./owned-word.js');
+const { join, leave, park, unpark, abandonPark, wake, wakeFirst, mayPass, goesOn, goOn, WAITING, GO, GRANTED, TIMED_OUT } = require('./line.js');
 
 // The post's statics, kept for code that reads them; the word no longer
 // holds them (lib/owned-word.js).
@@ -206,7 +206,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       }
       if (!free) {
         if (timeout === 0) throw timeoutError(0);
-        const since = performance.now();
+        const since = performanceNow();
         const deadline = timeout === Infinity ? Infinity : since + timeout;
         // Before it joins the line: should this throw, nothing is queued.
         const token = waitStart(mine.instance, mine.kind, op === kWaitForUnlock ? kUnlocked : kLock, false, timeout !== Infinity, since, mine);
@@ -317,7 +317,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
 
   /** What is left of a take's `timeout` (ms) since it joined the line. */
   function remainingOf(entry, timeout) {
-    return timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
+    return timeout === Infinity ? Infinity : entry.since + timeout - performanceNow();
   }
 
   /**

@@ -37,7 +37,7 @@
 // ends (the binding's stakeWatch, as the family's Semaphore); permits it
 // released beyond that are a signal, and stay.
 
-const { describe } = require('./describe');
+const { describe } = require('./describe.js');
 const {
   requireStakeWatch,
   watchStake,
@@ -50,13 +50,13 @@ const {
   ours,
   validatePriority,
   kLabel,
-} = require('./core');
-const { performance } = require('perf_hooks');
-const { newLine, deferred, join, leave, park, unpark, abandonPark, wake, mayPass, WAITING, GRANTED, ABORTED } = require('./line');
-const { heldStateReader } = require('./async-lock');
-const { kMax, kSignalStake, kStakeInts, kOwed, take, add, announce, withdraw } = require('./signal-count');
-const { kLock } = require('./owned-word');
-const { createKind, waitStart, waitEnd, tracing, traced } = require('./diagnostics');
+  performanceNow,
+} = require('./core.js');
+const { newLine, deferred, join, leave, park, unpark, abandonPark, wake, mayPass, WAITING, GRANTED, ABORTED } = require('./line.js');
+const { heldStateReader } = require('./async-lock.js');
+const { kMax, kSignalStake, kStakeInts, kOwed, take, add, announce, withdraw } = require('./signal-count.js');
+const { kLock } = require('./owned-word.js');
+const { createKind, waitStart, waitEnd, tracing, traced } = require('./diagnostics.js');
 
 // async-mutex's errors, by identity: code compares with them (e === E_CANCELED).
 const E_TIMEOUT = new Error('timeout while waiting for mutex to become available');
@@ -465,7 +465,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
     let value = mayPass(s.line, priority) ? takeKept(s, weight) : null;
     if (value === null) {
       // Before it joins the line: should this throw, nothing is queued.
-      const since = performance.now();
+      const since = performanceNow();
       const token = waitStart(s.instance, semaphoreKind, { permits: weight }, false, false, since);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       try {

@@ -20,10 +20,14 @@ const {
   typedArrayName,
   typedArrayBuffer,
   typedArrayLength,
-} = require('./describe');
-const { pendingPromises, kTable } = require('./pending');
-const { ours, validateSignal, abortReason } = require('./core');
-const { isMainThread } = require('worker_threads');
+  isMainThread,
+  kPendingTable,
+} = require('./describe.js');
+
+// lib/core.js, for waitAsync's `{ signal }`: loaded by the first call with
+// options (most programs never make one).
+let core = null;
+const signals = () => (core === null ? (core = require('./core.js')) : core);
 
 
 // Binding result codes (src/napi/mod.rs `code`).
@@ -353,7 +357,8 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
   // be freed by resolving it, and JS no longer runs), so there the promises
   // live on the JS heap, which goes with the worker. The main thread is
   // torn down only with the process and keeps the cheaper deferreds.
-  let pending = promisesInJs ? pendingPromises(binding) : null;
+  // (lib/pending.js: loaded by the threads that keep their promises, workers.)
+  let pending = promisesInJs ? require('./pending.js').pendingPromises(binding) : null;
   // This thread's "the woken outcome reached JS" word (src/sync_wait.rs
   // `WokenMark`): the binding sets it when a wait returns "ok", and
   // writing 0 confirms it without a native call. Without it, waitDone().
@@ -405,7 +410,7 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
   function reservePromise() {
     if (pending === null) {
       // Another copy of this module may have registered the table.
-      const table = binding[kTable];
+      const table = binding[kPendingTable];
       if (table === undefined) return;
       pending = table;
     }
@@ -464,6 +469,7 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
     if (options === null || typeof options !== 'object') {
       throw new TypeError(`The "options" argument must be an object. Received ${describe(options)}`);
     }
+    const { validateSignal, abortReason } = signals();
     const signal = validateSignal(options.signal);
     if (signal === undefined) return waitAsync(typedArray, i, v, t);
     if (signal.aborted) return { async: true, value: rejected(abortReason(signal)) };
@@ -518,11 +524,11 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
   async function settledOrAborted(promise, signal, onAbort, ticket) {
     let outcome;
     try {
-      outcome = await ours(promise);
+      outcome = await signals().ours(promise);
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
-    if (ticket.taken) throw abortReason(signal);
+    if (ticket.taken) throw signals().abortReason(signal);
     return outcome;
   }
 

@@ -42,8 +42,7 @@
 // notify ran out of stack (or the binding, if the instance is collected
 // first).
 
-const { performance } = require('perf_hooks');
-const { describe } = require('./describe');
+const { describe } = require('./describe.js');
 const {
   codedError,
   kAttach,
@@ -60,8 +59,9 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-} = require('./core');
-const { createKind, waitStart, waitEnd } = require('./diagnostics');
+  performanceNow,
+} = require('./core.js');
+const { createKind, waitStart, waitEnd } = require('./diagnostics.js');
 
 const ARRIVED = 0x7fff;
 const PREV_BROKEN = 1 << 15;
@@ -310,7 +310,7 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
       let over = false; // the generation's outcome is known to this party
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       try {
-        const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+        const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
         for (;;) {
           const state = Atomics.load(i32a, index);
           const now = standing(i32a, index, generation, state);
@@ -318,7 +318,7 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
           ended = outcomeOf(now, ended);
           if (now === 1) return arrival;
           if (now === -1) throw brokenError();
-          const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
+          const remaining = deadline === Infinity ? Infinity : deadline - performanceNow();
           if (remaining <= 0) {
             if (breakGeneration(i32a, index, stake, generation)) {
               over = true;

@@ -23,10 +23,10 @@
 // It waits and wakes through the package's own wait / waitAsync / notify
 // (handed to the factory), as AsyncLock does.
 
-const { describe } = require('./describe');
-const { codedError, requireStakeWatch, watchStake, payOwed, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason, slotOptions, kLabel } = require('./core');
-const { heldStateReader } = require('./async-lock');
-const { createKind, waitStart, waitEnd, retake } = require('./diagnostics');
+const { describe } = require('./describe.js');
+const { codedError, requireStakeWatch, watchStake, payOwed, int32Slot, fromPosted, ours, validateTimeout, validateOptions, abortReason, slotOptions, kLabel } = require('./core.js');
+const { heldStateReader } = require('./async-lock.js');
+const { createKind, waitStart, waitEnd, retake } = require('./diagnostics.js');
 
 // The binding's stake kind of a wake-up owed to every waiter of the word
 // (src/napi/stakes.rs), and the stake's Int32 that says it is.

@@ -11,10 +11,16 @@
 // lines of async takes are lib/line.js.
 
 const { isSharedArrayBuffer, isInt32Array } = require('util').types;
-const { performance } = require('perf_hooks');
-const { threadId } = require('worker_threads');
-const { describe } = require('./describe');
-const { IntrinsicPromise } = require('./pending'); // undefined if not found
+const {
+  describe,
+  performanceNow,
+  performance,
+  isMainThread,
+  threadId,
+  IntrinsicPromise, // undefined if not found
+  reflectDefineProperty,
+  objectKeys,
+} = require('./describe.js');
 
 // Every promise of the primitives is an intrinsic %Promise%, made by an async function
 // and chained only with `await`: never with the global Promise of the moment
@@ -27,12 +33,10 @@ const { IntrinsicPromise } = require('./pending'); // undefined if not found
 //
 // `await p` looks up `p.constructor` and, when that is %Promise%, chains
 // without looking up anything else. So every promise of ours is given an
-// own `constructor`: %Promise% as found at load (lib/pending.js); where it
+// own `constructor`: %Promise% as found at load (lib/describe.js); where it
 // could not be found, `undefined` (the chain then still works, through
 // %Promise.prototype.then%). Promises of the caller's f are awaited as they
 // are, as any code awaiting them would.
-const reflectDefineProperty = Reflect.defineProperty;
-const objectKeys = Object.keys; // (as found at load)
 // Null-prototype descriptors: a property a program put on Object.prototype
 // (`get`, a getter `enumerable`) cannot become part of them.
 const kConstructor = { __proto__: null, value: IntrinsicPromise };
@@ -317,7 +321,7 @@ function announcedWait(wait, i32a, index, stake, at, deadline, blocked, a, b) {
   try {
     const seen = Atomics.load(i32a, index);
     if (blocked(seen, a, b)) {
-      const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
+      const remaining = deadline === Infinity ? Infinity : deadline - performanceNow();
       if (remaining <= 0) return false;
       wait(i32a, index, seen, remaining);
     }
@@ -416,7 +420,7 @@ class AsyncWait {
     this.i32a = i32a;
     this.index = index;
     this.timeout = timeout;
-    this.deadline = timeout === Infinity ? Infinity : performance.now() + timeout;
+    this.deadline = timeout === Infinity ? Infinity : performanceNow() + timeout;
     this.onTimeout = onTimeout;
     this.signal = signal;
     /** When it first waited (0 before). */
@@ -453,14 +457,14 @@ class AsyncWait {
   next(expected, cap) {
     let remaining = Infinity;
     if (this.deadline !== Infinity) {
-      remaining = this.deadline - performance.now();
+      remaining = this.deadline - performanceNow();
       if (remaining <= 0) {
         this.timedOut = true;
         throw this.onTimeout(this.timeout);
       }
     }
     if (cap !== undefined && cap < remaining) remaining = cap;
-    if (this.since === 0) this.since = performance.now();
+    if (this.since === 0) this.since = performanceNow();
     const result = this.env.waitAsync(this.i32a, this.index, expected, remaining);
     this.woken = false; // 'not-equal': the word changed, look again
     if (!result.async) return undefined;
@@ -636,6 +640,10 @@ function makeReleaser(release, stillHeld, props) {
 }
 
 module.exports = {
+  performanceNow,
+  performance,
+  isMainThread,
+  threadId,
   codedError,
   kAttach,
   requireStakeWatch,

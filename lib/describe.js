@@ -1,7 +1,9 @@
 'use strict';
 // How an error message names the value it received: one wording for every
 // argument check of the package (lib/atomics.js, lib/core.js and every
-// primitive); and the few facts about the runtime that several modules ask.
+// primitive); and the few facts about the runtime and this thread that
+// several modules ask. (One file: each file a thread loads costs it ~0.2 ms
+// of Node's module loading, whatever its size.)
 
 // %TypedArray%.prototype accessors, taken once: they read internal slots,
 // so a subclass or an own property cannot fake them. The package's one copy
@@ -44,4 +46,99 @@ function isNodeItself(versions) {
   );
 }
 
-module.exports = { describe, isNodeItself, uncurry, TypedArrayPrototype, typedArrayName, typedArrayBuffer, typedArrayLength };
+// What the package takes from the runtime as it is when the package loads.
+// The family's files load later, at a thread's first use of a class: they
+// take these from here, so that what a program changes after loading the
+// package (its fake timers, a replaced Promise or `then`) reaches none of
+// them.
+
+// %Promise%, the intrinsic, as ECMA-262's waitAsync uses (NewPromiseCapability
+// (%Promise%)): never the global Promise of the moment, which a program may
+// have replaced (zone.js, core-js, a subclass, one whose constructor throws),
+// possibly before the package loads (a preload). An async function's result
+// is always an intrinsic promise, so its prototype is %Promise.prototype%;
+// the `constructor` of that is %Promise% unless something rewrote it, in
+// which case the global is tried. If both were replaced before the package
+// loads, %Promise% cannot be reached: IntrinsicPromise is then undefined
+// (never a replacement), and promises are made without it (reserve).
+// (Works on Node 12 to 24, Bun and Deno.)
+const kPromisePrototype = Object.getPrototypeOf((async function () {})());
+const IntrinsicPromise = [kPromisePrototype.constructor, Promise].find(
+  (candidate) => typeof candidate === 'function' && candidate.prototype === kPromisePrototype
+);
+const promiseThen = uncurry(kPromisePrototype.then);
+
+// Node's timers: a program's fake timers installed later (sinon's) neither
+// fire a parked take's timeout nor keep it from firing (lib/line.js), as
+// they do not the waits of the word.
+const { setTimeout: setTimer, clearTimeout: clearTimer } = require('timers');
+
+const reflectApply = Reflect.apply;
+const reflectDefineProperty = Reflect.defineProperty;
+const reflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+const reflectGetPrototypeOf = Reflect.getPrototypeOf;
+const objectKeys = Object.keys;
+
+// Loading perf_hooks costs ~0.8 ms, and worker_threads ~2 ms on the main
+// thread (it loads Node's streams): a thread pays for them only when it
+// first needs them, and most never do.
+
+// perf_hooks' performance, taken at the first reading of the clock.
+let clock = null;
+
+/** `performance` of perf_hooks: its now() is the time every wait and deadline is in. */
+function performance() {
+  if (clock === null) clock = require('perf_hooks').performance;
+  return clock;
+}
+
+/** performance.now(). */
+const performanceNow = () => (clock === null ? performance() : clock).now();
+
+/**
+ * Whether this thread is a worker, and its worker_threads threadId (0 on
+ * the main thread). A worker has worker_threads loaded before its first
+ * line runs, and Node's list of what it loaded names the start-up module
+ * only a worker loads: where neither is there, this is the main thread, and
+ * worker_threads stays unloaded. Where the list cannot tell (Bun, Deno),
+ * worker_threads says.
+ */
+function thisThread() {
+  const loaded = process.moduleLoadList;
+  if (Array.isArray(loaded) && !loaded.includes('NativeModule worker_threads') &&
+      !loaded.includes('NativeModule internal/process/worker_thread_only')) {
+    return { isMainThread: true, threadId: 0 };
+  }
+  const { isMainThread, threadId } = require('worker_threads');
+  return { isMainThread, threadId };
+}
+
+const { isMainThread, threadId } = thisThread();
+
+// The key under which lib/pending.js keeps a thread's table of pending
+// promises on the binding, where every copy of lib/atomics.js finds it.
+const kPendingTable = Symbol.for('atomics-waitasync.pendingPromises');
+
+module.exports = {
+  describe,
+  isNodeItself,
+  uncurry,
+  TypedArrayPrototype,
+  typedArrayName,
+  typedArrayBuffer,
+  typedArrayLength,
+  performanceNow,
+  performance,
+  isMainThread,
+  threadId,
+  kPendingTable,
+  IntrinsicPromise,
+  promiseThen,
+  setTimer,
+  clearTimer,
+  reflectApply,
+  reflectDefineProperty,
+  reflectGetOwnPropertyDescriptor,
+  reflectGetPrototypeOf,
+  objectKeys,
+};

@@ -55,14 +55,14 @@
 // Node 18.19 and 19.9), the tracing channels are not there and the calls
 // run untraced.
 
-const { performance } = require('perf_hooks');
-const { threadId } = require('worker_threads');
-const { ours, kLabel } = require('./core');
-
-const reflectApply = Reflect.apply;
-const reflectDefineProperty = Reflect.defineProperty;
-const reflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
-const reflectGetPrototypeOf = Reflect.getPrototypeOf;
+const { ours, kLabel, performanceNow, threadId } = require('./core.js');
+// (As found when the package loaded.)
+const {
+  reflectApply,
+  reflectDefineProperty,
+  reflectGetOwnPropertyDescriptor,
+  reflectGetPrototypeOf,
+} = require('./describe.js');
 
 /**
  * A kind of primitive: its `name` (in every message and channel name),
@@ -221,7 +221,7 @@ function waitStart(instance, kind, what, blocking, timed, since, cache) {
     const end = channels.waitEnd;
     if (!start.hasSubscribers && !end.hasSubscribers) return unheard;
     const message = { instance, kind: kind.name, threadId, what, blocking };
-    const token = { id, message, end, since: performance.now() };
+    const token = { id, message, end, since: performanceNow() };
     if (start.hasSubscribers) start.publish(message);
     return token;
   } catch (error) {
@@ -253,7 +253,7 @@ function waitEnd(token, outcome) {
     const message = token.message;
     if (message === null) return;
     message.outcome = outcome;
-    message.waited = performance.now() - token.since;
+    message.waited = performanceNow() - token.since;
     if (token.end.hasSubscribers) token.end.publish(message);
   } catch (_) {
     // (out of stack: the message is lost, the take is not)

@@ -22,8 +22,7 @@
 // instance's stake says so, and the thread's teardown (the binding's
 // stakeWatch) delivers it.
 
-const { performance } = require('perf_hooks');
-const { describe } = require('./describe');
+const { describe } = require('./describe.js');
 const {
   codedError,
   kAttach,
@@ -40,8 +39,9 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-} = require('./core');
-const { createKind, waitStart, waitEnd } = require('./diagnostics');
+  performanceNow,
+} = require('./core.js');
+const { createKind, waitStart, waitEnd } = require('./diagnostics.js');
 
 // The largest count a latch can start from.
 const kMaxCount = 0x7fffffff;
@@ -198,9 +198,9 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
       const token = waitStart(this, kind, kReached, true);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       try {
-        const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+        const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
         for (;;) {
-          const remaining = deadline === Infinity ? Infinity : deadline - performance.now();
+          const remaining = deadline === Infinity ? Infinity : deadline - performanceNow();
           if (remaining <= 0) {
             ended = 'timeout';
             return false;

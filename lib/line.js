@@ -34,15 +34,10 @@
 // already waiting, equal priorities in the order they came. A take's
 // priority is 0 unless its `options.priority` says otherwise.
 
-const timers = require('timers');
-const { performance } = require('perf_hooks');
-const { IntrinsicPromise, deferredWithoutConstructor } = require('./pending');
-
-// Node's timers as found at load: a program's fake timers installed later
-// (sinon's) neither fire a parked take's timeout nor keep it from firing,
-// as they do not the waits of the word.
-const setTimer = timers.setTimeout;
-const clearTimer = timers.clearTimeout;
+// Node's timers as found when the package loaded (lib/describe.js).
+const { IntrinsicPromise, setTimer, clearTimer } = require('./describe.js');
+const { deferredWithoutConstructor } = require('./pending.js');
+const { performanceNow } = require('./core.js');
 
 const WAITING = 0;
 const GO = 1;
@@ -117,7 +112,7 @@ function park(entry, deadline, signal) {
   const { promise, resolve } = deferred();
   entry.resolve = resolve;
   if (deadline !== Infinity) {
-    entry.timer = setTimer(giveUp, Math.max(0, deadline - performance.now()), entry, TIMED_OUT);
+    entry.timer = setTimer(giveUp, Math.max(0, deadline - performanceNow()), entry, TIMED_OUT);
   }
   if (signal !== undefined) {
     entry.signal = signal;

@@ -33,7 +33,7 @@
 const path = require('path');
 const vm = require('vm');
 
-const { isNodeItself, uncurry, typedArrayName, typedArrayLength, typedArrayBuffer } = require('./describe');
+const { isNodeItself, uncurry, typedArrayName, typedArrayLength, typedArrayBuffer } = require('./describe.js');
 
 const weakMapGet = uncurry(WeakMap.prototype.get);
 const weakMapSet = uncurry(WeakMap.prototype.set);

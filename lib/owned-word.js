@@ -45,10 +45,8 @@
 // releases the word; `instance` and `kind` are what its waits and
 // abandoned takes are reported as (lib/diagnostics.js).
 
-const { performance } = require('perf_hooks');
-const { threadId } = require('worker_threads');
-const { codedError, deliver, spinTake, waitEnv } = require('./core');
-const { waitStart, waitEnd, abandoned } = require('./diagnostics');
+const { codedError, deliver, spinTake, waitEnv, performanceNow, threadId } = require('./core.js');
+const { waitStart, waitEnd, abandoned } = require('./diagnostics.js');
 
 const UNLOCKED = 0;
 const ABANDONED = 1;
@@ -161,7 +159,7 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
     for (;;) {
       const seen = Atomics.load(i32a, index);
       if (seen === HANDED && !w.woken && env.queued.n === 0) {
-        const now = performance.now();
+        const now = performanceNow();
         if (w.handedAt === 0) w.handedAt = now;
         if (now - w.handedAt < kGrace) return HANDED;
       } else if (seen !== HANDED) {
@@ -181,7 +179,7 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
         continue;
       }
       let want = seen | WAITERS;
-      if (w.since !== 0 && (seen & FAIR) === 0 && performance.now() - w.since >= kFairAfter) want |= FAIR;
+      if (w.since !== 0 && (seen & FAIR) === 0 && performanceNow() - w.since >= kFairAfter) want |= FAIR;
       if (want === seen || Atomics.compareExchange(i32a, index, seen, want) === seen) return want;
     }
   }
@@ -234,7 +232,7 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
    */
   function lockWait(i32a, index, ms, mine) {
     if (spinTake(takeSeenFree, i32a, index, mine)) return true;
-    const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+    const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
     const w = waitState();
     for (;;) {
       const expected = claim(i32a, index, mine, w);
@@ -243,10 +241,10 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
       if (ms === Infinity && (expected & OWNER) === me) throw deadlockError();
       let remaining = Infinity;
       if (deadline !== Infinity) {
-        remaining = deadline - performance.now();
+        remaining = deadline - performanceNow();
         if (remaining <= 0) return false; // the word keeps WAITERS: one spare notify later
       }
-      if (w.since === 0) w.since = performance.now();
+      if (w.since === 0) w.since = performanceNow();
       w.woken = wait(i32a, index, expected, waitFor(expected, remaining)) === 'ok';
     }
   }

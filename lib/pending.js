@@ -16,27 +16,17 @@
 // (a promise made in JS has resolve and reject functions and their context;
 // one made by N-API has neither). Calls are faster (no global handle).
 //
-// Also the one place that finds %Promise% (IntrinsicPromise), for
-// lib/core.js (`ours`) and lib/line.js.
+// Also where a promise is made without %Promise% (deferredWithoutConstructor),
+// for lib/line.js.
+
+const { IntrinsicPromise, promiseThen, kPendingTable: kTable } = require('./describe.js');
 
 // Outcomes per settle call; the binding writes at most 256 at a time
 // (src/napi/resolver.rs SCOPE_CHUNK) and checks the array holds that many.
 const OUTCOMES = 256;
 
-// %Promise%, the intrinsic, as ECMA-262's waitAsync uses (NewPromiseCapability
-// (%Promise%)): never the global Promise of the moment, which a program may
-// have replaced (zone.js, core-js, a subclass, one whose constructor throws),
-// possibly before this module loads (a preload). An async function's result
-// is always an intrinsic promise, so its prototype is %Promise.prototype%;
-// the `constructor` of that is %Promise% unless something rewrote it, in
-// which case the global is tried. If both were replaced before this module
-// loads, %Promise% cannot be reached: IntrinsicPromise is then undefined
-// (never a replacement), and promises are made without it (reserve).
-// (Works on Node 12 to 24, Bun and Deno.)
-const kPromisePrototype = Object.getPrototypeOf((async function () {})());
-const IntrinsicPromise = [kPromisePrototype.constructor, Promise].find(
-  (candidate) => typeof candidate === 'function' && candidate.prototype === kPromisePrototype
-);
+// %Promise% (IntrinsicPromise) and its `then`, as found when the package
+// loaded: lib/describe.js.
 
 /**
  * An intrinsic promise and its resolve function, made without %Promise%:
@@ -70,13 +60,11 @@ async function awaitThenable(thenable) {
   return await thenable;
 }
 
-const promiseThen = Function.prototype.call.bind(kPromisePrototype.then);
 const ignore = () => {};
 
 // The table belongs to the binding instance (one per thread, per load of the
 // addon), and the binding takes one settle function only; so every copy of
 // this module finds it on the binding, under a registered symbol.
-const kTable = Symbol.for('atomics-waitasync.pendingPromises');
 
 function pendingPromises(binding) {
   if (binding[kTable] !== undefined) return binding[kTable];
@@ -159,4 +147,4 @@ function pendingPromises(binding) {
   return table;
 }
 
-module.exports = { pendingPromises, kTable, IntrinsicPromise, deferredWithoutConstructor };
+module.exports = { pendingPromises, IntrinsicPromise, deferredWithoutConstructor };

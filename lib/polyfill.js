@@ -6,8 +6,8 @@
 // hand it a fake of each. index.js makes the real one (one per thread: every
 // worker has its own `Atomics` and its own copy of index.js).
 
-const { createAtomics, skippingNotify, kEngineWait } = require('./atomics');
-const { createLoaderRoute } = require('./node-loader');
+const { createAtomics, skippingNotify, kEngineWait } = require('./atomics.js');
+const { createLoaderRoute } = require('./node-loader.js');
 
 const NAMES = ['waitAsync', 'wait', 'notify'];
 

@@ -18,12 +18,12 @@
 //
 // Nothing here runs on a take's path: a snapshot costs one native call.
 
-const { holderOf, ABANDONED, WAITERS } = require('./owned-word');
+const { holderOf, ABANDONED, WAITERS } = require('./owned-word.js');
 
 // Node's util, when first needed (util.inspect of an instance not found).
 const util = () => require('util');
 
-const { kLabel, kKindOfLabel } = require('./core');
+const { kLabel, kKindOfLabel } = require('./core.js');
 // async-mutex's Semaphore shows as 'Semaphore', with `package: 'async-mutex'`.
 const kMutexSemaphore = kLabel.MutexSemaphore & 0xff;
 // The layout of a snapshot's rows (src/napi/diag.rs WATCHED_INTS, WAIT_NUMBERS).
@@ -225,29 +225,26 @@ function createQuery({ diagSnapshot }) {
     return format(snapshot === undefined ? query() : snapshot);
   }
 
-  /** Gives `Class` a util.inspect that shows its primitive's state in one line. */
-  function inspectable(Class) {
-    Object.defineProperty(Class.prototype, Symbol.for('nodejs.util.inspect.custom'), {
-      value: function inspect(depth, options) {
-        let line;
-        try {
-          if (typeof diagSnapshot === 'function' && this.i32a !== undefined) {
-            const entry = decode(diagSnapshot(this.i32a, this.index), now()).primitives[0];
-            if (entry !== undefined) line = summary(entry) || 'idle';
-          }
-        } catch {
-          // (not one of ours, or a binary without it: the fields only)
-        }
-        const name = this.name !== undefined ? ` ${JSON.stringify(this.name)}` : '';
-        if (line === undefined) return `${Class.name}${name} ${util().inspect({ ...this }, options)}`;
-        return `${Class.name}${name} { ${line} }`;
-      },
-      writable: true,
-      configurable: true,
-    });
+  /**
+   * What util.inspect shows of `instance`, of class `Class` (index.js makes
+   * it each class's inspect): its primitive's state in one line.
+   */
+  function inspect(Class, instance, options) {
+    let line;
+    try {
+      if (typeof diagSnapshot === 'function' && instance.i32a !== undefined) {
+        const entry = decode(diagSnapshot(instance.i32a, instance.index), now()).primitives[0];
+        if (entry !== undefined) line = summary(entry) || 'idle';
+      }
+    } catch {
+      // (not one of ours, or a binary without it: the fields only)
+    }
+    const name = instance.name !== undefined ? ` ${JSON.stringify(instance.name)}` : '';
+    if (line === undefined) return `${Class.name}${name} ${util().inspect({ ...instance }, options)}`;
+    return `${Class.name}${name} { ${line} }`;
   }
 
-  return { query, report, inspectable };
+  return { query, report, inspect };
 }
 
 module.exports = { createQuery };

@@ -51,8 +51,7 @@
 // the same step if the share holds WRITER), takes its waits out of
 // `waiters` and wakes the waiters (src/stake.rs release_dead_share).
 
-const { performance } = require('perf_hooks');
-const { describe } = require('./describe');
+const { describe } = require('./describe.js');
 const {
   codedError,
   requireStakeWatch,
@@ -71,9 +70,10 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-} = require('./core');
-const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
-const { createKind, waitStart, waitEnd, abandoned, endedAs, tracing, traced } = require('./diagnostics');
+  performanceNow,
+} = require('./core.js');
+const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line.js');
+const { createKind, waitStart, waitEnd, abandoned, endedAs, tracing, traced } = require('./diagnostics.js');
 
 const READER = 1;
 const READERS = 0xfffff;
@@ -322,7 +322,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
    */
   function lockWait(i32a, index, stake, write, ms) {
     if (spinTake(takeSync, i32a, index, stake, write)) return true;
-    const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+    const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
     const counted = write && countWaitingWriter(i32a, index, stake);
     let took = false;
     try {
@@ -414,7 +414,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     if (!(mayPass(line, priority) && takeAsync(i32a, index, stake, write))) {
       if (timeout === 0) throw timeoutError(0, write);
       // Before it joins the line: should this throw, nothing is queued.
-      const since = performance.now();
+      const since = performanceNow();
       const token = waitStart(rwlock, kind, write ? kWrite : kRead, false, timeout !== Infinity, since);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       let entry = null;
@@ -437,7 +437,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
           if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
         goOn(entry); // (when it was not woken so)
-        const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
+        const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performanceNow();
         if (remaining <= 0) {
           ended = 'timeout';
           throw timeoutError(timeout, write);

@@ -31,8 +31,7 @@
 // when the thread ends, its teardown takes its waits out of `waiters`,
 // gives back the permits it still holds and wakes the waiters.
 
-const { performance } = require('perf_hooks');
-const { describe } = require('./describe');
+const { describe } = require('./describe.js');
 const {
   codedError,
   kAttach,
@@ -53,9 +52,10 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-} = require('./core');
-const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
-const { createKind, waitStart, waitEnd, endedAs, tracing, traced } = require('./diagnostics');
+  performanceNow,
+} = require('./core.js');
+const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line.js');
+const { createKind, waitStart, waitEnd, endedAs, tracing, traced } = require('./diagnostics.js');
 
 const kMaxPermits = 0x7fffffff;
 // The binding's stake kind of a Semaphore (src/napi/stakes.rs).
@@ -209,7 +209,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    */
   function waitForPermits(i32a, index, stake, n, ms) {
     if (spinTake(take, i32a, index, stake, n)) return true;
-    const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+    const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
     for (;;) {
       if (!announcedWait(wait, i32a, index, stake, kAnnounced, deadline, fewerThan, n)) return false;
       if (take(i32a, index, stake, n)) return true;
@@ -271,7 +271,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (!(mayPass(line, priority) && take(i32a, index, stake, n))) {
       if (timeout === 0) throw timeoutError(0);
       // Before it joins the line: should this throw, nothing is queued.
-      const since = performance.now();
+      const since = performanceNow();
       const token = waitStart(semaphore, kind, { permits: n }, false, timeout !== Infinity, since);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       let entry = null;
@@ -292,7 +292,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
           if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
         goOn(entry); // (when it was not woken so)
-        const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
+        const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performanceNow();
         if (remaining <= 0) {
           ended = 'timeout';
           throw timeoutError(timeout);

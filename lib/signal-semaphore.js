@@ -27,8 +27,7 @@
 // release wakes every waiter, so a waiter that dies takes no wake-up meant
 // for another.
 
-const { performance } = require('perf_hooks');
-const { describe } = require('./describe');
+const { describe } = require('./describe.js');
 const {
   codedError,
   kAttach,
@@ -48,10 +47,11 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-} = require('./core');
-const { createKind, waitStart, waitEnd, endedAs } = require('./diagnostics');
-const { kMax, kSignalStake, kStakeInts, kAnnounced, kOwed, take, add, announce, withdraw } = require('./signal-count');
-const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line');
+  performanceNow,
+} = require('./core.js');
+const { createKind, waitStart, waitEnd, endedAs } = require('./diagnostics.js');
+const { kMax, kSignalStake, kStakeInts, kAnnounced, kOwed, take, add, announce, withdraw } = require('./signal-count.js');
+const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line.js');
 
 const notASignalSemaphore = (value) =>
   new TypeError(`The "this" value must be a SignalSemaphore (use SignalSemaphore.from() for a posted one). Received ${describe(value)}`);
@@ -112,7 +112,7 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     const token = waitStart(semaphore, kind, { permits: n }, true);
     let outcome = 'error'; // how the wait ended (lib/diagnostics.js)
     try {
-      const deadline = ms === Infinity ? Infinity : performance.now() + ms;
+      const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
       for (;;) {
         if (!announcedWait(wait, i32a, index, stake, kAnnounced, deadline, fewerThan, n)) {
           outcome = 'timeout';
@@ -143,7 +143,7 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (mayPass(line, priority) && takes(i32a, index, stake, n)) return;
     if (timeout === 0) throw timeoutError(0);
     // Before it joins the line: should this throw, nothing is queued.
-    const since = performance.now();
+    const since = performanceNow();
     const token = waitStart(semaphore, kind, { permits: n }, false, false, since);
     let ended = 'error'; // how the wait ended (lib/diagnostics.js)
     let entry = null;
@@ -164,7 +164,7 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
         if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
       }
       goOn(entry); // (when it was not woken so)
-      const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performance.now();
+      const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performanceNow();
       if (remaining <= 0) {
         ended = 'timeout';
         throw timeoutError(timeout);

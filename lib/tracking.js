@@ -22,13 +22,12 @@
 //   only, those its task took outside a scope (see holdTaken).
 //
 // Switched on by ATOMICS_WAITASYNC_DEBUG (a list: `deadlocks`,
-// `lock-order`), read by each thread as it loads the package, or by
-// detectDeadlocks() / checkLockOrder(), for every thread of the process.
+// `lock-order`), read by each thread when it first makes use of a class of
+// the family or a switch, or by detectDeadlocks() / checkLockOrder(), for
+// every thread of the process.
 
-const { performance } = require('perf_hooks');
-const { threadId } = require('worker_threads');
-const { codedError, kLabel, kKindOfLabel } = require('./core');
-const { describe } = require('./describe');
+const { codedError, kLabel, kKindOfLabel, performance, threadId } = require('./core.js');
+const { describe } = require('./describe.js');
 const { isPromise } = require('util').types;
 
 const DETECT = 1;
@@ -208,7 +207,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
     pageInts.push(ints);
     pageDoubles.push(new Float64Array(ints.buffer));
     if (header === null) {
-      timeOrigin = performance.timeOrigin;
+      timeOrigin = performance().timeOrigin;
       header = ints;
     }
     for (let slot = PAGE_SLOTS - 1; slot >= 1; slot--) free.push(page * PAGE_SLOTS + slot);
@@ -616,20 +615,31 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
     } catch {
       // (a runtime without it: async waits keep none of their thread's holds)
     }
-    for (const Class of classes) {
-      const takes = kTakes[Class.name];
-      if (takes === undefined) continue;
-      for (const method of takes.blocking) wrapSync(Class.prototype, method, 'blocking');
-      for (const method of takes.tries) wrapSync(Class.prototype, method, 'try');
-      for (const method of takes.async) wrapAsync(Class.prototype, method);
-      for (const method of takes.scoped) wrapScoped(Class.prototype, method);
-    }
+    for (const Class of classes) wrapClass(Class);
   }
 
-  /** The classes to wrap; then the flags as ATOMICS_WAITASYNC_DEBUG says. */
+  function wrapClass(Class) {
+    const takes = kTakes[Class.name];
+    if (takes === undefined) return;
+    for (const method of takes.blocking) wrapSync(Class.prototype, method, 'blocking');
+    for (const method of takes.tries) wrapSync(Class.prototype, method, 'try');
+    for (const method of takes.async) wrapAsync(Class.prototype, method);
+    for (const method of takes.scoped) wrapScoped(Class.prototype, method);
+  }
+
+  let started = false;
+
+  /**
+   * Classes to wrap (at once, if a flag is on); the first call sets the
+   * flags as ATOMICS_WAITASYNC_DEBUG says.
+   */
   function start(list) {
-    classes.push(...list);
-    if (!enabled) return;
+    for (const Class of list) {
+      classes.push(Class);
+      if (wrapped) wrapClass(Class);
+    }
+    if (!enabled || started) return;
+    started = true;
     const asked = String(process.env.ATOMICS_WAITASYNC_DEBUG || '').split(',').map((s) => s.trim());
     let want = 0;
     if (asked.includes('deadlocks')) want |= DETECT;

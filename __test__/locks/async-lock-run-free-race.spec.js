@@ -9,8 +9,9 @@
 // the promise would go through the program's species and `then`.
 //
 // In a worker, whose globals the test can replace: a fresh copy of
-// lib/async-lock.js (and lib/core.js) whose Reflect.defineProperty fails once, as out of
-// stack, on the call that marks runFree's promise.
+// lib/async-lock.js (and lib/core.js, and lib/describe.js, which takes
+// Reflect.defineProperty at load) whose Reflect.defineProperty fails once,
+// as out of stack, on the call that marks runFree's promise.
 
 const assert = require('assert');
 const { Worker } = require('worker_threads');
@@ -20,6 +21,7 @@ const source = `
   const { workerData, parentPort } = require('worker_threads');
   const api = require(workerData.root);
   const binding = require(workerData.root + '/binding');
+  api.AsyncLock; // (the files the fresh copy shares with it load now, as they are)
   const realDefine = Reflect.defineProperty;
   let failAt = 0; // the failAt-th call from when it is set throws
   Reflect.defineProperty = function (...args) {
@@ -29,6 +31,7 @@ const source = `
   const modulePath = require.resolve(workerData.root + '/lib/async-lock');
   delete require.cache[modulePath];
   delete require.cache[require.resolve(workerData.root + '/lib/core')];
+  delete require.cache[require.resolve(workerData.root + '/lib/describe')];
   const { createAsyncLock } = require(modulePath);
   Reflect.defineProperty = realDefine;
   const Lock = createAsyncLock({

@@ -52,8 +52,8 @@
 // waitAsync, whose timeout, in real time, never comes.)
 
 const assert = require('assert');
-const perfHooks = require('perf_hooks');
-const timers = require('timers');
+const runtime = require('../../lib/describe');
+const core = require('../../lib/core');
 const api = require('../..');
 const binding = require('../../binding');
 const { makeAbortController } = require('../fixtures/async-lock-helpers');
@@ -92,24 +92,24 @@ function advanceClock(at) {
 
 /**
  * createAsyncLock from a fresh copy of lib/async-lock.js and lib/line.js
- * (which take Node's timers and performance at load), loaded with ours;
- * the module cache is left as it was.
+ * (which take the timers of lib/describe.js and the clock of lib/core.js
+ * at load), loaded with ours; the module cache is left as it was.
  */
 function createAsyncLockOnTheSequenceClock() {
   const paths = [require.resolve('../../lib/line'), require.resolve('../../lib/async-lock')];
   const cached = paths.map((p) => require.cache[p]);
-  const { setTimeout: realSet, clearTimeout: realClear } = timers;
-  const realPerformance = perfHooks.performance;
+  const { setTimer: realSet, clearTimer: realClear } = runtime;
+  const realNow = core.performanceNow;
   try {
     for (const p of paths) delete require.cache[p];
-    timers.setTimeout = setManualTimer;
-    timers.clearTimeout = clearManualTimer;
-    perfHooks.performance = { now: () => clock.now };
+    runtime.setTimer = setManualTimer;
+    runtime.clearTimer = clearManualTimer;
+    core.performanceNow = () => clock.now;
     return require('../../lib/async-lock').createAsyncLock;
   } finally {
-    timers.setTimeout = realSet;
-    timers.clearTimeout = realClear;
-    perfHooks.performance = realPerformance;
+    runtime.setTimer = realSet;
+    runtime.clearTimer = realClear;
+    core.performanceNow = realNow;
     paths.forEach((p, i) => {
       if (cached[i] === undefined) delete require.cache[p];
       else require.cache[p] = cached[i];

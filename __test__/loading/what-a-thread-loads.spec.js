@@ -1,0 +1,141 @@
+'use strict';
+// What loading the package costs a thread: only what waitAsync, wait and
+// notify need. The family's classes, query(), the deadlock switches and
+// the polyfill's machinery load at their first use, as do perf_hooks and,
+// on the main thread, worker_threads. Each case runs in a fresh process:
+// this one has loaded everything already.
+
+const assert = require('assert');
+const path = require('path');
+const { runNode } = require('../helpers');
+
+const root = path.join(__dirname, '..', '..');
+
+/** Runs `body` in a fresh Node (its last expression printed as JSON) and returns what it printed. */
+function inFreshNode(body) {
+  const result = runNode(['-e', `const root = ${JSON.stringify(root)}; console.log(JSON.stringify((() => { ${body} })())); process.exit(0);`]);
+  assert.strictEqual(result.status, 0, result.stderr);
+  return JSON.parse(result.stdout.trim().split('\n').pop());
+}
+
+// The package's JS files a thread has loaded, and the builtins loaded since `before`.
+const LOADED = `
+  function loaded(before) {
+    const ours = Object.keys(require.cache)
+      .filter((file) => file.startsWith(root) && file.endsWith('.js'))
+      .map((file) => require('path').relative(root, file).split(require('path').sep).join('/'))
+      .sort();
+    const builtins = process.moduleLoadList.filter((m) => !before.has(m) && m.startsWith('NativeModule '));
+    return { ours, builtins: builtins.map((m) => m.slice('NativeModule '.length)) };
+  }
+`;
+
+const AT_LOAD = ['binding.js', 'index.js', 'lib/atomics.js', 'lib/describe.js', 'lib/platform.js'];
+const NOT_AT_LOAD = ['perf_hooks', 'worker_threads', 'diagnostics_channel', 'vm', 'async_hooks'];
+
+describe('what a thread loads with the package', function () {
+  it('the main thread: the waitAsync, wait and notify files only; no perf_hooks or worker_threads', function () {
+    const { ours, builtins } = inFreshNode(`${LOADED}
+      const before = new Set(process.moduleLoadList);
+      const api = require(root);
+      // Using the triple loads nothing more.
+      const i32a = new Int32Array(new SharedArrayBuffer(4));
+      api.waitAsync(i32a, 0, 0, 0);
+      api.notify(i32a, 0);
+      return loaded(before);
+    `);
+    assert.deepStrictEqual(ours, AT_LOAD);
+    for (const name of NOT_AT_LOAD) assert.ok(!builtins.includes(name), `${name} loaded: ${builtins.join(', ')}`);
+  });
+
+  it('a worker: the same, and lib/pending.js (where a worker keeps its promises)', function () {
+    const { ours, builtins } = inFreshNode(`${LOADED}
+      const { Worker, receiveMessageOnPort, MessageChannel } = require('worker_threads');
+      const { port1, port2 } = new MessageChannel();
+      const shared = new Int32Array(new SharedArrayBuffer(4));
+      new Worker(\`
+        const root = \${JSON.stringify(root)};
+        \${${JSON.stringify(LOADED)}}
+        const { workerData } = require('worker_threads');
+        const before = new Set(process.moduleLoadList);
+        require(root);
+        workerData.port.postMessage(loaded(before));
+        Atomics.store(workerData.shared, 0, 1);
+        Atomics.notify(workerData.shared, 0);
+      \`, { eval: true, workerData: { port: port2, shared }, transferList: [port2] }).unref();
+      Atomics.wait(shared, 0, 0, 30000);
+      return receiveMessageOnPort(port1).message;
+    `);
+    assert.deepStrictEqual(ours, AT_LOAD.concat('lib/pending.js').sort());
+    for (const name of NOT_AT_LOAD.filter((n) => n !== 'worker_threads')) {
+      assert.ok(!builtins.includes(name), `${name} loaded: ${builtins.join(', ')}`);
+    }
+  });
+
+  it('a class loads at its first read, works, and shows its state in util.inspect', function () {
+    const seen = inFreshNode(`${LOADED}
+      const api = require(root);
+      const before = loaded(new Set()).ours;
+      const { AsyncLock } = api;
+      const lock = new AsyncLock();
+      const took = lock.tryLock();
+      const shown = require('util').inspect(lock);
+      lock.unlock();
+      return { before, after: loaded(new Set()).ours, took, shown, same: api.AsyncLock === AsyncLock };
+    `);
+    assert.ok(!seen.before.includes('lib/async-lock.js'));
+    assert.ok(seen.after.includes('lib/async-lock.js'));
+    assert.ok(!seen.after.includes('lib/semaphore.js'), 'another class loaded with it');
+    assert.strictEqual(seen.took, true);
+    assert.strictEqual(seen.same, true);
+    assert.match(seen.shown, /^AsyncLock \{ held by thread 0/);
+  });
+
+  it("knows the main thread from a worker without loading worker_threads, as worker_threads says", function () {
+    const seen = inFreshNode(`
+      const { isMainThread, threadId } = require(root + '/lib/describe.js');
+      const ours = { isMainThread, threadId };
+      const { Worker, receiveMessageOnPort, MessageChannel } = require('worker_threads');
+      const { port1, port2 } = new MessageChannel();
+      const shared = new Int32Array(new SharedArrayBuffer(4));
+      new Worker(\`
+        const { isMainThread, threadId } = require(\${JSON.stringify(root + '/lib/describe.js')});
+        const w = require('worker_threads');
+        w.workerData.port.postMessage({ ours: { isMainThread, threadId }, node: { isMainThread: w.isMainThread, threadId: w.threadId } });
+        Atomics.store(w.workerData.shared, 0, 1);
+        Atomics.notify(w.workerData.shared, 0);
+      \`, { eval: true, workerData: { port: port2, shared }, transferList: [port2] }).unref();
+      Atomics.wait(shared, 0, 0, 30000);
+      const { isMainThread: nodeMain, threadId: nodeId } = require('worker_threads');
+      return { main: { ours, node: { isMainThread: nodeMain, threadId: nodeId } }, worker: receiveMessageOnPort(port1).message };
+    `);
+    assert.deepStrictEqual(seen.main.ours, seen.main.node);
+    assert.deepStrictEqual(seen.main.ours, { isMainThread: true, threadId: 0 });
+    assert.deepStrictEqual(seen.worker.ours, seen.worker.node);
+    assert.strictEqual(seen.worker.ours.isMainThread, false);
+  });
+
+  it("takes Node's timers as they are when the package loads, not when a class first loads", function () {
+    // A program that fakes its timers after loading the package, and only
+    // then first uses a class: a parked take's timeout still goes by Node's
+    // own timers.
+    const seen = inFreshNode(`
+      const api = require(root);
+      const timers = require('timers');
+      const real = timers.setTimeout;
+      let faked = 0;
+      timers.setTimeout = global.setTimeout = function fake(...args) {
+        faked++;
+        return real(...args);
+      };
+      const lock = new api.AsyncLock();
+      lock.lock(); // held: the takes below wait
+      // The first async take goes for the word; the second waits parked,
+      // behind it, with a timer for its timeout.
+      lock.acquire().catch(() => {});
+      lock.acquire({ timeout: 10 }).catch(() => {});
+      return { faked };
+    `);
+    assert.strictEqual(seen.faked, 0);
+  });
+});
