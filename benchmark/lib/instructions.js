@@ -158,41 +158,52 @@ function v8Flags(node) {
  * `paths`.
  */
 function count(node, flags, c, impl, ops) {
+  const file = path.join(__dirname, '..', 'instructions', c.file + '.js');
+  const args = ['--impl', impl, '--ops', String(ops), '--param', String(c.param || 0)];
+  const run = callgrind(node, [...flags, ...(c.v8 || [])], file, args, { threads: c.threads, valgrind: c.valgrind });
+  if (run.failed || run.main === null) {
+    throw new Error(`${c.id} --impl ${impl} --ops ${ops}: ${run.failed || 'no main-thread total'}`);
+  }
+  if (run.result.unsupported) return { unsupported: run.result.unsupported, seconds: run.seconds };
+  return { instructions: run.instructions, main: run.main, paths: run.result.paths, seconds: run.seconds };
+}
+
+/**
+ * Runs `node <nodeFlags> <file> <args>` under callgrind (as this file's head says;
+ * `options.valgrind`: more valgrind flags; `options.threads`: count each
+ * thread apart too, `--separate-threads=yes`). Returns the instruction
+ * total of the whole process (`instructions`), the main thread's
+ * (`main`: undefined without `threads`, null if callgrind wrote none), the
+ * program's JSON line (`result`), the `seconds` it took, and `failed`: why
+ * it failed (exit status, the program's stderr and the end of valgrind's
+ * log), or null. Also used by lib/cold.js for whole programs.
+ */
+function callgrind(node, nodeFlags, file, args, options = {}) {
   const log = path.join(os.tmpdir(), `instructions-${process.pid}.log`);
   // Per-thread output files (<prefix>-01 is the main thread), read and
   // removed below; otherwise no output file at all.
   const prefix = path.join(os.tmpdir(), `instructions-${process.pid}.cg`);
-  const file = path.join(__dirname, '..', 'instructions', c.file + '.js');
-  const args = [
+  const valgrindArgs = [
     '--tool=callgrind',
-    ...(c.threads ? ['--separate-threads=yes', `--callgrind-out-file=${prefix}`] : ['--callgrind-out-file=/dev/null']),
+    ...(options.threads ? ['--separate-threads=yes', `--callgrind-out-file=${prefix}`] : ['--callgrind-out-file=/dev/null']),
     '--dump-instr=no',
-    ...(c.valgrind || []),
+    ...(options.valgrind || []),
     `--log-file=${log}`,
     node,
-    ...flags,
-    ...(c.v8 || []),
+    ...nodeFlags,
     file,
-    '--impl',
-    impl,
-    '--ops',
-    String(ops),
-    '--param',
-    String(c.param || 0),
+    ...args,
   ];
   const started = Date.now();
-  const { child, result, why } = d.runJson('valgrind', args, { timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
+  const { child, result, why } = d.runJson('valgrind', valgrindArgs, { timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
   const text = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
   fs.rmSync(log, { force: true });
-  const threads = c.threads ? threadTotals(prefix) : null;
+  const threads = options.threads ? threadTotals(prefix) : null;
   const seconds = (Date.now() - started) / 1000;
   const collected = /Collected : (\d+)/.exec(text);
   const main = threads === null ? undefined : threads.get('01');
-  if (child.status !== 0 || !result || !collected || main === null) {
-    throw new Error(`${c.id} --impl ${impl} --ops ${ops}: ${why}\n${child.stderr}\n${text.slice(-2000)}`);
-  }
-  if (result.unsupported) return { unsupported: result.unsupported, seconds };
-  return { instructions: Number(collected[1]), main, paths: result.paths, seconds };
+  const failed = child.status !== 0 || !result || !collected ? `${why}\n${child.stderr}\n${text.slice(-2000)}` : null;
+  return { instructions: collected ? Number(collected[1]) : null, main, result, seconds, failed };
 }
 
 /**
@@ -518,4 +529,4 @@ function main(argv) {
   if (errors.length) process.exitCode = 1;
 }
 
-module.exports = { main, CASES };
+module.exports = { main, CASES, v8Flags, callgrind };
