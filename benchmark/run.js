@@ -9,6 +9,7 @@
 //
 //   node benchmark/run.js [--rounds N] [--case a,b] [--node PATH] [--no-write] [--json]
 //   node benchmark/run.js --instructions [...]   instruction counts, lib/instructions.js
+//   node benchmark/run.js --cold [...]           a fresh thread's first calls, no warm-up, lib/cold.js
 //
 // --json also writes the table as benchmark/results.json (read by
 // benchmark/chart.js).
@@ -59,7 +60,8 @@ function usage(message) {
       '  --node PATH  run the cases under another Node binary (default: this one)\n' +
       '  --no-write   print the table only, leave benchmark/results.md alone\n' +
       '  --json       also write benchmark/results.json (for benchmark/chart.js)\n' +
-      '  --instructions  count instructions under valgrind instead (--instructions --help)',
+      '  --instructions  count instructions under valgrind instead (--instructions --help)\n' +
+      '  --cold       cold instead: require and first calls, no warm-up (--cold --help)',
     message
   );
 }
@@ -260,7 +262,8 @@ function main() {
 }
 
 try {
-  if (process.argv.includes('--instructions')) require('./lib/instructions').main(process.argv.slice(2));
+  if (process.argv.includes('--cold')) require('./lib/cold').main(process.argv.slice(2));
+  else if (process.argv.includes('--instructions')) require('./lib/instructions').main(process.argv.slice(2));
   else main();
 } catch (error) {
   console.error(error.message);
