@@ -99,10 +99,11 @@ const INSTRUCTION_ROWS = [
   { id: 'require-package-main', what: 'require(\'<repo>\'), main thread (floor: the empty file)', native: req('empty', 'main'), package: req('package', 'main') },
   { id: 'require-polyfill-main', what: 'require(\'<repo>/polyfill\'), main thread (floor: the empty file)', native: req('empty', 'main'), package: req('polyfill', 'main') },
   { id: 'require-package-worker', what: 'start a worker that requires \'<repo>\' (floor: one that requires the empty file)', native: req('empty', 'worker'), package: req('package', 'worker') },
-  { id: 'first-calls', firstCalls: true, what: 'require + first 1,000 waitAsync + notify + settle, main thread', native: prog('first-calls', 'native'), package: prog('first-calls', 'addon') },
-  { id: 'wait-async', firstCalls: true, what: 'require + first 1,000 waitAsync (pending), main thread', native: prog('wait-async', 'native'), package: prog('wait-async', 'addon') },
-  { id: 'lock', firstCalls: true, what: 'require + first 1,000 await executeLocked(f) (native: the V8 post\'s lock)', native: prog('lock', 'native'), package: prog('lock', 'addon') },
-  { id: 'worker-notify', what: 'main: require + 1,000 waitAsync; a fresh worker: require + 1,000 notify; all settled', native: prog('worker-notify', 'native'), package: prog('worker-notify', 'addon') },
+  { id: 'require-package-worker-after-main', what: '… the main thread having required it first (both requires)', native: req('empty', 'worker'), package: req('package', 'worker-after-main') },
+  { id: 'first-calls', lessRequire: 'require-package-main', what: 'require + first 1,000 waitAsync + notify + settle, main thread', native: prog('first-calls', 'native'), package: prog('first-calls', 'addon') },
+  { id: 'wait-async', lessRequire: 'require-package-main', what: 'require + first 1,000 waitAsync (pending), main thread', native: prog('wait-async', 'native'), package: prog('wait-async', 'addon') },
+  { id: 'lock', lessRequire: 'require-package-main', what: 'require + first 1,000 await executeLocked(f) (native: the V8 post\'s lock)', native: prog('lock', 'native'), package: prog('lock', 'addon') },
+  { id: 'worker-notify', lessRequire: 'require-package-worker-after-main', what: 'main: require + 1,000 waitAsync; a fresh worker: require + 1,000 notify; all settled', native: prog('worker-notify', 'native'), package: prog('worker-notify', 'addon') },
 ];
 
 function usage(message) {
@@ -196,11 +197,12 @@ function measureInstructions(node, reps) {
     const pkg = above(row.package);
     return { id: row.id, what: row.what, native, package: pkg, difference: pkg === null ? null : pkg - native, ratio: pkg === null ? null : pkg / native };
   });
-  // The main-thread programs' first calls apart from the require: their
-  // package − native less require-package-main's.
-  const required = rows.find((r) => r.id === 'require-package-main').difference;
+  // The first calls apart from loading the package: a program's package −
+  // native less that of the require row that loads it as the program does
+  // (`lessRequire`).
   for (const row of rows) {
-    row.beyondRequire = INSTRUCTION_ROWS.find((r) => r.id === row.id).firstCalls ? row.difference - required : null;
+    const less = INSTRUCTION_ROWS.find((r) => r.id === row.id).lessRequire;
+    row.beyondRequire = less ? row.difference - rows.find((r) => r.id === less).difference : null;
   }
   const each = runs.map((run) => ({ program: runKey(run), counts: totals.get(runKey(run)) }));
   return { flags, base, rows, totals: each };
@@ -299,9 +301,9 @@ function main(argv) {
       `programs that start a worker with \`--fair-sched=yes\`), \`node ${counted.flags.join(' ')}\`, ` +
       `${options.reps === 1 ? 'one count' : `the mean of ${options.reps} counts`} each: instructions from start-up to exit, ` +
       `minus the empty program's (\`benchmark/cold/require.js --entry none\`: ${fmtInstr(counted.base)}), ` +
-      'every thread; ratio = package / native (or floor). "Less the require\'s": a main-thread program\'s ' +
-      'package − native less require-package-main\'s, what its first calls cost beyond native\'s apart from ' +
-      'loading the package.';
+      'every thread; ratio = package / native (or floor). "Less the require\'s": a program\'s package − native ' +
+      'less that of the require row that loads the package as it does (require-package-main; worker-notify: ' +
+      'require-package-worker-after-main), what its first calls cost beyond native\'s apart from loading the package.';
     const { table: counts, each } = instructionTables(counted);
     md += `\n## Instruction counts (whole programs)\n\n${text}\n\n${counts}\n\n` +
       `Each program's total, each count:\n\n${each}\n`;
