@@ -419,7 +419,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
    * block. Every thread builds its own instance over the same slot.
    */
   class AsyncLock {
-    #state; // { held, … }: whether this instance holds the lock, and more (see stateOf)
+    #state; // { held, ... }: whether this instance holds the lock, and more (see stateOf)
 
     /**
      * `new AsyncLock(sab)`: the lock is `new Int32Array(sab)[AsyncLock.INDEX]`.

@@ -68,7 +68,7 @@ const bigIntAsIntN = BigInt.asIntN;
 // function may run ~500 ms before the interpreter's budget-based check
 // fires. The engine's own Atomics.wait handles pending interrupts whenever
 // it gets past its value check, even with timeout 0, so one call per slice
-// (every 10 ms, ~0.3 µs) makes termination prompt. Taken at load time,
+// (every 10 ms, ~0.3 us) makes termination prompt. Taken at load time,
 // before any polyfill replaces Atomics.wait; and should a polyfill of this
 // package already be installed (this is a second copy of this module, in
 // another module registry, say), the function it replaced, which it keeps
@@ -186,7 +186,7 @@ function toNumber(value, name) {
   return +value;
 }
 
-/** ToNumber(timeout); NaN or undefined → +∞, negative → 0. */
+/** ToNumber(timeout); NaN or undefined -> +Infinity, negative -> 0. */
 function coerceTimeout(timeout) {
   if (timeout === undefined) return Infinity;
   const q = toNumber(timeout, 'timeout');
@@ -218,7 +218,7 @@ const isPlainValue = (value) => typeof value === 'number' || typeof value === 'b
  * read-modify-write too, `Atomics.add(counts, slot, 0)`, not a load: every
  * change of a count is a read-modify-write, so if this one reads 0, a
  * waiter's later increment reads from it, which orders the caller's store
- * before that waiter's value check (release → acquire; a full barrier on
+ * before that waiter's value check (release -> acquire; a full barrier on
  * x86, and on ARM64 as well, where a plain load after a fence would not
  * be ordered). So it sees the new value and does not queue. The spec's
  * notify is a critical section over the element's waiters; this reads it

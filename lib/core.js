@@ -115,7 +115,7 @@ function validateSignal(signal) {
 const kNoOptions = Object.freeze({ timeout: Infinity, signal: undefined, priority: 0 });
 
 /**
- * `{ timeout, signal, priority }` of the async takes → the same, validated:
+ * `{ timeout, signal, priority }` of the async takes -> the same, validated:
  * `priority` (default 0) orders this instance's waiting takes, higher
  * first (lib/line.js).
  */
@@ -152,8 +152,8 @@ function abortReason(signal) {
 
 /**
  * The Int32 slot a primitive lives in, from its constructor's arguments:
- * `(sab)` → element `defaultIndex` of an Int32Array over the whole buffer;
- * `(sab, index)` or `(int32Array, index)` → that element; `()` → a fresh
+ * `(sab)` -> element `defaultIndex` of an Int32Array over the whole buffer;
+ * `(sab, index)` or `(int32Array, index)` -> that element; `()` -> a fresh
  * buffer of `bytes` bytes. A primitive of several Int32s (`words`) takes
  * them from `index` on. Errors name the arguments `"sab"` and `"index"`.
  */
@@ -274,13 +274,13 @@ function codedError(message, code, Type = Error) {
 // ---------------------------------------------------------------------------
 
 // How a blocking take spins before it waits, in steps of an idle loop
-// (under 1 ns each in optimized code here): it tries, idles 1, 2, 4, … up
+// (under 1 ns each in optimized code here): it tries, idles 1, 2, 4, ... up
 // to kMaxBackoff steps, tries again, and gives up after a last try once
-// kSpinBudget steps or more are spent (5,119 steps, 15 tries: 3.5–5 µs
+// kSpinBudget steps or more are spent (5,119 steps, 15 tries: 3.5-5 us
 // here). V8's Atomics.Mutex spins in the same shape: 64 pauses, doubling
 // up to 16. Idling without reading the word leaves its cache
 // line with the holder, which then takes and releases it many times
-// undisturbed: two workers contending on a lock pass 2× the operations of
+// undisturbed: two workers contending on a lock pass 2x the operations of
 // trying back to back, and wait (sleep in the kernel) a hundred times less
 // often.
 const kSpinBudget = 4096;
@@ -586,7 +586,7 @@ const kNoThen = { __proto__: null, value: undefined };
 /**
  * A release function for a hold (idempotent, like async-mutex's), with
  * `[Symbol.dispose]` / `[Symbol.asyncDispose]` where the runtime has them,
- * and `props` (name → value) as read-only enumerable properties. `release()`
+ * and `props` (name -> value) as read-only enumerable properties. `release()`
  * gives the hold back; should it throw, `stillHeld()` says whether the hold
  * is still there (out of stack before anything changed: a retry releases),
  * or not (any other failure: spent, so that a retry cannot free a later

@@ -15,7 +15,7 @@ const typedArrayName = accessor(Symbol.toStringTag); // undefined for non-TypedA
 const typedArrayBuffer = accessor('buffer');
 const typedArrayLength = accessor('length');
 
-/** `a Float64Array`, `an instance of Map`, `"abc"`, `5n`, `a symbol`, … */
+/** `a Float64Array`, `an instance of Map`, `"abc"`, `5n`, `a symbol`, ... */
 function describe(value) {
   if (value === null) return 'null';
   if (typeof value === 'function') return 'a function';
@@ -28,7 +28,7 @@ function describe(value) {
   }
   if (typeof value === 'symbol') return 'a symbol';
   if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'string') return JSON.stringify(value.length > 20 ? value.slice(0, 20) + '…' : value);
+  if (typeof value === 'string') return JSON.stringify(value.length > 20 ? value.slice(0, 20) + '\u2026' : value);
   return String(value);
 }
 

@@ -196,8 +196,8 @@ function watch(channel, update) {
  * A take (or wait) of `instance`, of `kind` (createKind), has to wait:
  * called once, before the take changes anything that says it waits.
  * `what` is what it asked for (`{ lock: true }`, `{ permits: n }`,
- * `{ mode: 'read' }` …, docs/debugging.md), `blocking` whether the thread
- * blocks (lock(), acquireSync …) or an async take waits, `timed` whether
+ * `{ mode: 'read' }` ..., docs/debugging.md), `blocking` whether the thread
+ * blocks (lock(), acquireSync ...) or an async take waits, `timed` whether
  * it has a timeout (it ends by itself: deadlock detection fails no wait
  * of a cycle it is in), `since` when it started (performance.now(), where
  * the take has it at hand; else undefined), `cache` an object of the

@@ -6,7 +6,7 @@
 //
 // One Int32 slot of a SharedArrayBuffer, the count itself:
 //
-//   countDown(n): CAS count → count - n (never below 0); at 0, notify(all)
+//   countDown(n): CAS count -> count - n (never below 0); at 0, notify(all)
 //   wait:         c = load(slot); while c > 0: wait(slot, c); c = load(slot)
 //
 // No wake-up is lost: a waiter sleeps only on the value it last saw, so a

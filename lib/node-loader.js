@@ -122,7 +122,7 @@ function createLoaderRoute(versions, realm = globalThis) {
     }
   }
   skip.add(path.join(__dirname, 'polyfill.js'));
-  const verdicts = new WeakMap(); // SharedArrayBuffer → whether Node's code waits on it
+  const verdicts = new WeakMap(); // SharedArrayBuffer -> whether Node's code waits on it
   return function isNodeLock(typedArray, callee) {
     if (typedArrayName(typedArray) !== 'Int32Array' || typedArrayLength(typedArray) > 2) return false;
     const buffer = typedArrayBuffer(typedArray);

@@ -15,22 +15,22 @@
 //
 //   value     name       meaning                           who moves it
 //   --------  ---------  --------------------------------  ----------------------------------------
-//   0         UNLOCKED   free                              take: CAS 0→me (fast path);
-//                                                          a waiter: CAS 0→me|1 (claim)
-//   1         ABANDONED  free; its holder's thread ended   the ending thread's teardown: held→1,
+//   0         UNLOCKED   free                              take: CAS 0->me (fast path);
+//                                                          a waiter: CAS 0->me|1 (claim)
+//   1         ABANDONED  free; its holder's thread ended   the ending thread's teardown: held->1,
 //                        holding it; threads may be        then notify(1) if it said WAITERS;
-//                        queued                            any taker: CAS 1→me|1, and learns it
-//   me        held       held by this thread, nobody       unlock: CAS me→0, no notify;
-//                        queued                            a thread that must wait: CAS me→me|1
-//   me|1      contended  held, threads may be queued       unlock: me|1→0, then notify(1), one
+//                        queued                            any taker: CAS 1->me|1, and learns it
+//   me        held       held by this thread, nobody       unlock: CAS me->0, no notify;
+//                        queued                            a thread that must wait: CAS me->me|1
+//   me|1      contended  held, threads may be queued       unlock: me|1->0, then notify(1), one
 //                                                          native call (releaseLock); waiters wait
 //                                                          on the value me|1
-//   me|1|FAIR fair       contended, and a waiter has       unlock: →HANDED, then notify(1)
+//   me|1|FAIR fair       contended, and a waiter has       unlock: ->HANDED, then notify(1)
 //                        waited kFairAfter ms or more      (releaseLock); that waiter: CAS
-//                                                          me|1→me|1|FAIR
+//                                                          me|1->me|1|FAIR
 //   FAIR|1    HANDED     free, but only for the waiter     it, or one that has seen it HANDED for
-//                        the unlock woke (hand-over)       kGrace ms: CAS →me|1; others wait on it,
-//                                                          kGrace ms at most; woke nobody: →0
+//                        the unlock woke (hand-over)       kGrace ms: CAS ->me|1; others wait on it,
+//                                                          kGrace ms at most; woke nobody: ->0
 //
 // No wake-up is lost: a thread queues only through wait/waitAsync with the
 // expected value owner|1 (FAIR or not), after seeing or storing that value
@@ -107,7 +107,7 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
   });
 
   /**
-   * Takes the lock if it is free (UNLOCKED → me, or ABANDONED → me|1),
+   * Takes the lock if it is free (UNLOCKED -> me, or ABANDONED -> me|1),
    * marking `mine` its holder; returns whether it did.
    */
   function takeFree(i32a, index, mine) {
@@ -292,7 +292,7 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
 
   /**
    * Frees the word and wakes one waiter (`all` false: unlock() of a word
-   * seen contended, me|1 → 0) or every waiter (`all` true: forceUnlock(), → 0),
+   * seen contended, me|1 -> 0) or every waiter (`all` true: forceUnlock(), -> 0),
    * both in the binding's releaseLock, one native call, and returns what
    * the word held. A throw from releaseLock (out of stack, at its entry)
    * has changed nothing: the lock is still held and the caller can retry.

@@ -52,7 +52,7 @@ function asked(label, what) {
 }
 
 /**
- * The binding's raw snapshot → `{ at, primitives }`: one entry per
+ * The binding's raw snapshot -> `{ at, primitives }`: one entry per
  * primitive (a buffer and an index), with the instances of every thread
  * over it merged.
  */
@@ -176,7 +176,7 @@ function summary(entry) {
   if (entry.kind === 'Barrier') parts.push(`${s.arrived} of ${s.parties} arrived${s.broken ? ', broken' : ''}`);
   for (const h of entry.holders) {
     const what = h.permits !== undefined ? ` (${h.permits} permit${h.permits === 1 ? '' : 's'})`
-      : h.mode === 'read' ? ` (read${h.reads === 1 ? '' : ` ×${h.reads}`})`
+      : h.mode === 'read' ? ` (read${h.reads === 1 ? '' : ` \u00d7${h.reads}`})`
       : h.mode === 'write' ? ' (write)' : '';
     parts.push(`held by thread ${h.threadId}${what}`);
   }

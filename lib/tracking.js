@@ -161,7 +161,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   const pageDoubles = [];
   const free = []; // the free slots (page * PAGE_SLOTS + slot), taken from the end
   let generation = 0; // the last a slot was given (1 to 2 ** 31 - 1, round and round)
-  const keys = new WeakMap(); // instance → { key, base }: its word's address and its buffer's
+  const keys = new WeakMap(); // instance -> { key, base }: its word's address and its buffer's
   let timeOrigin = 0; // performance.timeOrigin
   // (A wait whose end is lost, out of stack in waitEnd, stays listed until
   // the thread ends: a thread's next blocking wait may have started inside
