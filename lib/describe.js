@@ -97,15 +97,18 @@ const performanceNow = () => (clock === null ? performance() : clock).now();
 
 /**
  * Whether this thread is a worker, and its worker_threads threadId (0 on
- * the main thread). A worker has worker_threads loaded before its first
- * line runs, and Node's list of what it loaded names the start-up module
- * only a worker loads: where neither is there, this is the main thread, and
- * worker_threads stays unloaded. Where the list cannot tell (Bun, Deno),
- * worker_threads says.
+ * the main thread). A worker of Node has worker_threads loaded before its
+ * first line runs, and Node's list of what it loaded names the start-up
+ * module only a worker loads (Node 12 to 24): where neither is there, this
+ * is the main thread, and worker_threads stays unloaded. Elsewhere (Bun,
+ * whose list is empty; Deno), and where the list is not Node's own,
+ * worker_threads says. (A worker taken for the main thread would share
+ * threadId 0 with it: the locks could not tell their holders apart.)
  */
 function thisThread() {
   const loaded = process.moduleLoadList;
-  if (Array.isArray(loaded) && !loaded.includes('NativeModule worker_threads') &&
+  if (isNodeItself(process.versions) && Array.isArray(loaded) && loaded.includes('Internal Binding errors') &&
+      !loaded.includes('NativeModule worker_threads') &&
       !loaded.includes('NativeModule internal/process/worker_thread_only')) {
     return { isMainThread: true, threadId: 0 };
   }

@@ -3,6 +3,7 @@
 // come out right in one thread and in a worker.
 
 const assert = require('assert');
+const { spawnSync } = require('child_process');
 
 module.exports = [
   {
@@ -46,6 +47,41 @@ module.exports = [
       const w = ctx.startWorker(ta.buffer);
       assert.strictEqual(await w.call({ op: 'notify', index: 0 }), 0);
       assert.strictEqual(await w.call({ op: 'wait', index: 0, value: 1 }), 'not-equal');
+    },
+  },
+  {
+    name: 'the package tells the main thread from a worker as worker_threads does, without loading it first',
+    run(ctx) {
+      // A fresh process: this one has loaded worker_threads, which the
+      // package then asks. The worker loads lib/describe.js before it
+      // touches worker_threads itself.
+      const describeFile = JSON.stringify(require('path').join(ctx.root, 'lib', 'describe.js'));
+      const program = `
+        const ours = require(${describeFile});
+        const main = { isMainThread: ours.isMainThread, threadId: ours.threadId };
+        const w = require('worker_threads');
+        const shared = new Int32Array(new SharedArrayBuffer(4));
+        const { port1, port2 } = new w.MessageChannel();
+        new w.Worker(\`
+          const ours = require(${describeFile.replace(/\\/g, '\\\\')});
+          const seen = { isMainThread: ours.isMainThread, threadId: ours.threadId };
+          const w = require('worker_threads');
+          w.workerData.port.postMessage({ seen, node: { isMainThread: w.isMainThread, threadId: w.threadId } });
+          Atomics.store(w.workerData.shared, 0, 1);
+          Atomics.notify(w.workerData.shared, 0);
+        \`, { eval: true, workerData: { port: port2, shared }, transferList: [port2] }).unref();
+        Atomics.wait(shared, 0, 0, 30000);
+        const worker = w.receiveMessageOnPort(port1).message;
+        console.log(JSON.stringify({ main, node: { isMainThread: w.isMainThread, threadId: w.threadId }, worker }));
+        process.exit(0);
+      `;
+      const result = spawnSync(process.execPath, ['-e', program], { encoding: 'utf8', timeout: 30000 });
+      assert.strictEqual(result.status, 0, result.stderr);
+      const seen = JSON.parse(result.stdout.trim().split('\n').pop());
+      assert.deepStrictEqual(seen.main, seen.node);
+      assert.deepStrictEqual(seen.main, { isMainThread: true, threadId: 0 });
+      assert.deepStrictEqual(seen.worker.seen, seen.worker.node);
+      assert.strictEqual(seen.worker.seen.isMainThread, false);
     },
   },
 ];
