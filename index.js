@@ -57,8 +57,13 @@ const makers = {
       lockOwner: binding.lockOwner,
       lockWatch: binding.lockWatch,
     }),
-  // A condition variable over the lock.
-  Condition: () => require('./lib/condition.js').createCondition({ ...triple, AsyncLock: api.AsyncLock, stakeWatch }),
+  // A condition variable over the lock, which it releases and re-takes
+  // through the lock's own methods as made (before any wrapping of
+  // lib/tracking.js's).
+  Condition: () => {
+    const AsyncLock = make('AsyncLock');
+    return require('./lib/condition.js').createCondition({ ...triple, AsyncLock, lockMethods, stakeWatch });
+  },
   // A count down to zero.
   Latch: () => require('./lib/latch.js').createLatch({ ...triple, stakeWatch }),
   // Permits taken and given back n at a time; what a thread holds when it
@@ -77,14 +82,17 @@ const makers = {
 
 // Each take that waits, registered for query(); deadlock detection and
 // lock-order checks, as ATOMICS_WAITASYNC_DEBUG says: lib/tracking.js. Made
-// with the first class, or at the first read of a switch.
+// with the first class, or at the first call of a switch; at load where
+// the variable is set, so that it switches detection on for the process
+// as the thread loads the package, whatever it goes on to use.
 let tracking = null;
 
 function tracked() {
   if (tracking === null) {
-    tracking = require('./lib/tracking.js').createTracking(binding);
-    require('./lib/diagnostics.js').setTracking(tracking);
-    tracking.start([]);
+    const made = require('./lib/tracking.js').createTracking(binding);
+    require('./lib/diagnostics.js').setTracking(made);
+    made.start([]);
+    tracking = made;
   }
   return tracking;
 }
@@ -97,9 +105,21 @@ function queried() {
   return queries;
 }
 
-/** A class of the family, made: inspectable as its state, its takes tracked. */
-function made(name) {
+// The classes made, by name: one each per thread, whatever reads their
+// property (a copy of its getter too, as Babel's interop makes, or a
+// frozen copy of the exports).
+const classes = { __proto__: null };
+// AsyncLock's takes as made, for Condition (set with AsyncLock).
+let lockMethods = null;
+
+/** A class of the family, made once: inspectable as its state, its takes tracked. */
+function make(name) {
+  if (classes[name] !== undefined) return classes[name];
   const Class = makers[name]();
+  if (name === 'AsyncLock') {
+    const { unlock, lock, tryLock, acquire } = Class.prototype;
+    lockMethods = { unlock, lock, tryLock, acquire };
+  }
   // util.inspect shows the primitive's state in one line (lib/query.js).
   Object.defineProperty(Class.prototype, Symbol.for('nodejs.util.inspect.custom'), {
     value: function inspect(depth, options) {
@@ -109,6 +129,7 @@ function made(name) {
     configurable: true,
   });
   tracked().start([Class]);
+  classes[name] = Class;
   return Class;
 }
 
@@ -142,12 +163,8 @@ const api = {
     return queried().report(snapshot);
   },
   // Opt-in: ERR_DEADLOCK for a wait that closes a cycle; lock-order warnings.
-  detectDeadlocks: function detectDeadlocks(enabled = true) {
-    return tracked().detectDeadlocks(enabled);
-  },
-  checkLockOrder: function checkLockOrder(enabled = true) {
-    return tracked().checkLockOrder(enabled);
-  },
+  detectDeadlocks: (enabled = true) => tracked().detectDeadlocks(enabled),
+  checkLockOrder: (enabled = true) => tracked().checkLockOrder(enabled),
   // Test-only (not in index.d.ts): registry and pending-waiter counts.
   waitersForTesting: atomics.waitersForTesting,
 };
@@ -158,8 +175,12 @@ for (const name of Object.keys(makers)) {
     Object.defineProperty(api, name, { value, writable: true, enumerable: true, configurable: true });
   Object.defineProperty(api, name, {
     get() {
-      const Class = made(name);
-      settle(Class);
+      const Class = make(name);
+      try {
+        settle(Class);
+      } catch {
+        // (frozen by the program: it reads the made class each time)
+      }
       return Class;
     },
     set: settle,
@@ -167,5 +188,7 @@ for (const name of Object.keys(makers)) {
     configurable: true,
   });
 }
+
+if (process.env.ATOMICS_WAITASYNC_DEBUG) tracked();
 
 module.exports = api;

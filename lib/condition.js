@@ -40,7 +40,7 @@ const kNotified = Object.freeze({ notified: true });
  * Creates the Condition class over the package's `{ wait, waitAsync,
  * notify }` and its AsyncLock class.
  */
-function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
+function createCondition({ wait, waitAsync, notify, AsyncLock, lockMethods = AsyncLock.prototype, stakeWatch }) {
   // What the instances' waits are reported as (lib/diagnostics.js).
   const kind = createKind('Condition');
 
@@ -60,9 +60,11 @@ function createCondition({ wait, waitAsync, notify, AsyncLock, stakeWatch }) {
   // An instance's `{ held, abandoned }`, read through the lock's own
   // private state (undefined for anything but an AsyncLock of this
   // package: a posted copy, a Proxy); and the class's own methods, so that
-  // a subclass's overrides are not what releases and re-takes it.
+  // a subclass's overrides are not what releases and re-takes it
+  // (`lockMethods`: as the class was made, before lib/tracking.js may have
+  // wrapped them; its prototype's where not given).
   const stateOf = heldStateReader(AsyncLock);
-  const { unlock, lock: lockBlocking, tryLock, acquire } = AsyncLock.prototype;
+  const { unlock, lock: lockBlocking, tryLock, acquire } = lockMethods;
 
   /**
    * The held state of the lock a wait of `condition` releases and re-takes:

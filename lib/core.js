@@ -10,7 +10,6 @@
 // thread owes (now, or from a timer when the addon's notify failed). Their
 // lines of async takes are lib/line.js.
 
-const { isSharedArrayBuffer, isInt32Array } = require('util').types;
 const {
   describe,
   performanceNow,
@@ -20,6 +19,10 @@ const {
   IntrinsicPromise, // undefined if not found
   reflectDefineProperty,
   objectKeys,
+  isSharedArrayBuffer,
+  isInt32Array,
+  symbolDispose,
+  symbolAsyncDispose,
 } = require('./describe.js');
 
 // Every promise of the primitives is an intrinsic %Promise%, made by an async function
@@ -73,8 +76,6 @@ class OwnConstructor extends Returned {
 }
 const oursAwaited = (promise) => new OwnConstructor(promise);
 
-const symbolDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : undefined;
-const symbolAsyncDispose = typeof Symbol.asyncDispose === 'symbol' ? Symbol.asyncDispose : undefined;
 
 /** A timeout in milliseconds: a number >= 0 (Infinity allowed). */
 function validateTimeout(timeout, name) {
@@ -260,7 +261,7 @@ const kLabel = Object.freeze({
 });
 // The class names by label (async-mutex's Semaphore is a 'Semaphore' too).
 const kKindOfLabel = [];
-for (const name of Object.keys(kLabel)) kKindOfLabel[kLabel[name] & 0xff] = name === 'MutexSemaphore' ? 'Semaphore' : name;
+for (const name of objectKeys(kLabel)) kKindOfLabel[kLabel[name] & 0xff] = name === 'MutexSemaphore' ? 'Semaphore' : name;
 
 /** An Error (or `Type`) with a Node-style `code`. */
 function codedError(message, code, Type = Error) {

@@ -49,8 +49,10 @@ function isNodeItself(versions) {
 // What the package takes from the runtime as it is when the package loads.
 // The family's files load later, at a thread's first use of a class: they
 // take these from here, so that what a program changes after loading the
-// package (its fake timers, a replaced Promise or `then`) reaches none of
-// them.
+// package (its fake timers, a replaced Promise or `then`, a Reflect, util
+// or Symbol.dispose shim) reaches none of them. (lib/node-loader.js, the
+// polyfill's, takes its own when install() first patches: usually as the
+// program loads.)
 
 // %Promise%, the intrinsic, as ECMA-262's waitAsync uses (NewPromiseCapability
 // (%Promise%)): never the global Promise of the moment, which a program may
@@ -73,6 +75,9 @@ const promiseThen = uncurry(kPromisePrototype.then);
 // they do not the waits of the word.
 const { setTimeout: setTimer, clearTimeout: clearTimer } = require('timers');
 
+const { isSharedArrayBuffer, isInt32Array, isPromise } = require('util').types;
+const symbolDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : undefined;
+const symbolAsyncDispose = typeof Symbol.asyncDispose === 'symbol' ? Symbol.asyncDispose : undefined;
 const reflectApply = Reflect.apply;
 const reflectDefineProperty = Reflect.defineProperty;
 const reflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
@@ -97,17 +102,21 @@ const performanceNow = () => (clock === null ? performance() : clock).now();
 
 /**
  * Whether this thread is a worker, and its worker_threads threadId (0 on
- * the main thread). A worker of Node has worker_threads loaded before its
- * first line runs, and Node's list of what it loaded names the start-up
- * module only a worker loads (Node 12 to 24): where neither is there, this
- * is the main thread, and worker_threads stays unloaded. Elsewhere (Bun,
- * whose list is empty; Deno), and where the list is not Node's own,
- * worker_threads says. (A worker taken for the main thread would share
- * threadId 0 with it: the locks could not tell their holders apart.)
+ * the main thread), without loading worker_threads where it is not loaded
+ * yet. The main thread of Node itself is the one environment that owns the
+ * process's state: its process.chdir is Node's own (`wrappedChdir`; a
+ * worker's is `unavailableInWorker`, Node 12 to 24), and Node's list of
+ * what it loaded has neither worker_threads (a worker loads it before its
+ * first line runs) nor the start-up module only a worker loads. Where any
+ * of that is not so (Bun, whose list is empty; Deno; an embedder's other
+ * environments; a program that wrapped process.chdir), worker_threads
+ * says. (A thread taken for the main thread would share threadId 0 with
+ * it: the locks could not tell their holders apart.)
  */
 function thisThread() {
   const loaded = process.moduleLoadList;
-  if (isNodeItself(process.versions) && Array.isArray(loaded) && loaded.includes('Internal Binding errors') &&
+  if (isNodeItself(process.versions) && typeof process.chdir === 'function' && process.chdir.name === 'wrappedChdir' &&
+      Array.isArray(loaded) && loaded.includes('Internal Binding errors') &&
       !loaded.includes('NativeModule worker_threads') &&
       !loaded.includes('NativeModule internal/process/worker_thread_only')) {
     return { isMainThread: true, threadId: 0 };
@@ -144,4 +153,9 @@ module.exports = {
   reflectGetOwnPropertyDescriptor,
   reflectGetPrototypeOf,
   objectKeys,
+  isSharedArrayBuffer,
+  isInt32Array,
+  isPromise,
+  symbolDispose,
+  symbolAsyncDispose,
 };

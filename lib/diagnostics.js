@@ -62,6 +62,7 @@ const {
   reflectDefineProperty,
   reflectGetOwnPropertyDescriptor,
   reflectGetPrototypeOf,
+  objectKeys,
 } = require('./describe.js');
 
 /**
@@ -81,7 +82,7 @@ function createKind(name) {
 // (lib/core.js kLabel's low byte): the async-mutex entry's Mutex waits on
 // an AsyncLock's word.
 const kLabelOf = { 'async-mutex/Mutex': kLabel.AsyncLock & 0xff, 'async-mutex/Semaphore': kLabel.MutexSemaphore & 0xff };
-for (const name of Object.keys(kLabel)) if (name !== 'MutexSemaphore') kLabelOf[name] = kLabel[name] & 0xff;
+for (const name of objectKeys(kLabel)) if (name !== 'MutexSemaphore') kLabelOf[name] = kLabel[name] & 0xff;
 
 /** What a wait asked for, as the table keeps it: permits; 2 for a write; else 1. */
 const askedOf = (what) => (what.permits !== undefined ? what.permits : what.mode === 'write' ? 2 : 1);

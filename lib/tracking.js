@@ -27,8 +27,7 @@
 // every thread of the process.
 
 const { codedError, kLabel, kKindOfLabel, performance, threadId } = require('./core.js');
-const { describe } = require('./describe.js');
-const { isPromise } = require('util').types;
+const { describe, isPromise } = require('./describe.js');
 
 const DETECT = 1;
 const ORDER = 2;

@@ -92,6 +92,57 @@ describe('what a thread loads with the package', function () {
     assert.match(seen.shown, /^AsyncLock \{ held by thread 0/);
   });
 
+  it('a class is made once per thread, read through a copy of the exports (Babel interop) or frozen exports', function () {
+    const seen = inFreshNode(`
+      const api = require(root);
+      // What Babel's _interopRequireWildcard does: copy each descriptor, getters as getters.
+      const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(api));
+      const frozen = Object.freeze(Object.defineProperties({}, Object.getOwnPropertyDescriptors(api)));
+      const Lock = copy.AsyncLock;
+      const lock = new copy.AsyncLock();
+      const c = new copy.Condition();
+      lock.lock();
+      const waited = c.wait(lock, 1); // a Condition of the copy takes a lock of the copy
+      lock.unlock();
+      return {
+        same: copy.AsyncLock === Lock && api.AsyncLock === Lock && frozen.AsyncLock === Lock && frozen.Latch === frozen.Latch,
+        instance: lock instanceof copy.AsyncLock,
+        waited,
+      };
+    `);
+    assert.deepStrictEqual(seen, { same: true, instance: true, waited: false });
+  });
+
+  it('a Condition made with lock-order checks on re-takes its lock as the lock was made: no warning of its own', function () {
+    // Two locks taken in one order, then a wait on the first: its re-take
+    // is not a take in the inverse order.
+    const result = runNode(['-e', `
+      const api = require(${JSON.stringify(root)});
+      const warnings = [];
+      process.on('warning', (w) => warnings.push(w.name));
+      const a = new api.AsyncLock();
+      const b = new api.AsyncLock();
+      const c = new api.Condition();
+      a.lock();
+      b.lock();
+      c.wait(a, 5);
+      b.unlock();
+      a.unlock();
+      setImmediate(() => console.log(JSON.stringify(warnings)));
+    `], { env: { ...process.env, ATOMICS_WAITASYNC_DEBUG: 'lock-order' } });
+    assert.strictEqual(result.status, 0, result.stderr);
+    assert.deepStrictEqual(JSON.parse(result.stdout.trim()), []);
+  });
+
+  it('ATOMICS_WAITASYNC_DEBUG switches detection on as a thread loads the package, whatever it uses', function () {
+    const result = runNode(['-e', `
+      require(${JSON.stringify(root)});
+      console.log(require(${JSON.stringify(root + '/binding')}).diagFlags());
+    `], { env: { ...process.env, ATOMICS_WAITASYNC_DEBUG: 'deadlocks' } });
+    assert.strictEqual(result.status, 0, result.stderr);
+    assert.strictEqual(Number(result.stdout.trim()) & 1, 1);
+  });
+
   it("knows the main thread from a worker without loading worker_threads, as worker_threads says", function () {
     const seen = inFreshNode(`
       const { isMainThread, threadId } = require(root + '/lib/describe.js');
@@ -114,6 +165,17 @@ describe('what a thread loads with the package', function () {
     assert.deepStrictEqual(seen.main.ours, { isMainThread: true, threadId: 0 });
     assert.deepStrictEqual(seen.worker.ours, seen.worker.node);
     assert.strictEqual(seen.worker.ours.isMainThread, false);
+  });
+
+  it('asks worker_threads where the program wrapped process.chdir (graceful-fs does)', function () {
+    const seen = inFreshNode(`
+      const chdir = process.chdir;
+      process.chdir = function (dir) { return chdir.call(process, dir); };
+      const before = process.moduleLoadList.includes('NativeModule worker_threads');
+      const { isMainThread, threadId } = require(root + '/lib/describe.js');
+      return { before, after: process.moduleLoadList.includes('NativeModule worker_threads'), isMainThread, threadId };
+    `);
+    assert.deepStrictEqual(seen, { before: false, after: true, isMainThread: true, threadId: 0 });
   });
 
   it("takes Node's timers as they are when the package loads, not when a class first loads", function () {
