@@ -22,9 +22,9 @@
 //   only, those its task took outside a scope (see holdTaken).
 //
 // Switched on by ATOMICS_WAITASYNC_DEBUG (a list: `deadlocks`,
-// `lock-order`), read by each thread when it first makes use of a class of
-// the family or a switch, or by detectDeadlocks() / checkLockOrder(), for
-// every thread of the process.
+// `lock-order`), read by each thread as it loads the package (index.js
+// makes the tracking then where it is set), or by detectDeadlocks() /
+// checkLockOrder(), for every thread of the process.
 
 const { codedError, kLabel, kKindOfLabel, performance, threadId } = require('./core.js');
 const { describe, isPromise } = require('./describe.js');
