@@ -22,6 +22,7 @@ const {
   typedArrayLength,
   isMainThread,
   kPendingTable,
+  reflectDefineProperty,
 } = require('./describe.js');
 
 // lib/core.js, for waitAsync's `{ signal }`: loaded by the first call with
@@ -421,19 +422,42 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
    * Atomics.waitAsync(typedArray, index, value[, timeout]): never blocks;
    * returns { async: false, value: 'not-equal' | 'timed-out' } or
    * { async: true, value: Promise<'ok' | 'timed-out'> }.
+   * doWait's fast path written in: fewer functions for a fresh thread's
+   * first call to compile (a 5th argument, `{ signal }`: cancellable).
    */
-  function waitAsync(typedArray, index, value, timeout) {
-    // A 5th argument, `{ signal }`, makes the wait cancellable; read
-    // through `arguments`, so that the function's length stays the spec's 4.
-    if (arguments.length > 4 && arguments[4] !== undefined) {
-      return waitAsyncCancellable(typedArray, index, value, timeout, arguments[4]);
+  function waitAsync(typedArray, index, value, timeout, options) {
+    // Made before the binding may queue a waiter: near the stack limit,
+    // making it can throw (the first times, in the runtime) where the
+    // binding's call did not.
+    const out = { async: true, value: undefined };
+    let result;
+    let answered = false;
+    if (
+      options === undefined &&
+      typeof index === 'number' &&
+      (typeof value === 'number' || typeof value === 'bigint') &&
+      (typeof timeout === 'number' || timeout === undefined)
+    ) {
+      if (pending !== null ? pending.spareResolve === undefined : binding[kPendingTable] !== undefined) reservePromise();
+      try {
+        result = binding.waitAsync(typedArray, index, value, timeout === undefined ? Infinity : timeout);
+        answered = true;
+      } catch (_) {
+        // not in the simple form after all: the slow path decides
+      }
     }
-    const result = doWait(binding.waitAsync, reservePromise, typedArray, index, value, timeout);
+    if (!answered) {
+      if (options !== undefined) return waitAsyncCancellable(typedArray, index, value, timeout, options);
+      result = waitAsyncChecked(typedArray, index, value, timeout);
+    }
     if (typeof result !== 'number') {
-      return { async: true, value: result }; // the binding's own promise
+      out.value = result; // the binding's own promise
+      return out;
     }
     if (result >= 0) {
-      return { async: false, value: kStrings[result] };
+      out.async = false;
+      out.value = kStrings[result];
+      return out;
     }
     // Queued in slot -1 - result (the binding answers so once any copy of
     // this module registered the table): it takes the spare promise made
@@ -452,7 +476,17 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
     table.live++;
     table.spare = undefined;
     table.spareResolve = undefined;
-    return { async: true, value: promise };
+    out.value = promise;
+    return out;
+  }
+  reflectDefineProperty(waitAsync, 'length', { value: 4 });
+
+  /** DoWait steps 1-9, then the binding. */
+  function waitAsyncChecked(typedArray, index, value, timeout) {
+    const { i, v, t } = prepare(typedArray, index, value, timeout);
+    // (Again: coercing may have run a waitAsync that took the spare.)
+    reservePromise();
+    return binding.waitAsync(typedArray, i, v, t);
   }
 
   /**
