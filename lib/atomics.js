@@ -272,6 +272,8 @@ const atomicsAdd = Atomics.add;
 // One skipping notify per binding: index.js's functions and the installed
 // Atomics.notify share its address cache.
 const skippers = new WeakMap();
+// A skipping notify's maker of createAtomics' notify (makeSkippingNotify).
+const notifyMakers = new WeakMap();
 
 function skippingNotify(binding) {
   let skipper = skippers.get(binding);
@@ -328,7 +330,7 @@ function makeSkippingNotify(binding) {
     return true;
   }
 
-  return function notifyUnlessNobodyWaits(typedArray, index, count) {
+  function notifyUnlessNobodyWaits(typedArray, index, count) {
     if (
       typeof index === 'number' &&
       (typedArray === lastArray || remember(typedArray)) &&
@@ -343,7 +345,29 @@ function makeSkippingNotify(binding) {
       if (typeof count === 'number') return notifyAt(address, count);
     }
     return notify(typedArray, index, count);
-  };
+  }
+
+  // createAtomics' notify, this one's fast path written in: one function
+  // for a fresh thread to compile and run on its first calls, not two; else
+  // `checked`, the spec's steps (after a throw too, as before).
+  notifyMakers.set(
+    notifyUnlessNobodyWaits,
+    (checked) =>
+      function notify(typedArray, index, count) {
+        if (typeof index === 'number' && (typeof count === 'number' || count === undefined)) {
+          try {
+            if ((typedArray === lastArray || remember(typedArray)) && index >= 0 && index < lastLength && index % 1 === 0) {
+              const address = lastBase + index * lastSize;
+              const x = address >>> 0;
+              if (atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0) === 0) return 0;
+              return notifyAt(address, count === undefined ? Infinity : count);
+            }
+          } catch (_) {}
+        }
+        return checked(typedArray, index, count);
+      }
+  );
+  return notifyUnlessNobodyWaits;
 }
 
 /**
@@ -623,6 +647,11 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
         // the slow path decides (a non-shared array returns 0 there)
       }
     }
+    return notifyChecked(typedArray, index, count);
+  }
+
+  /** notify's slow path. */
+  function notifyChecked(typedArray, index, count) {
     const shared = validateWaitable(typedArray);
     const i = validateIndex(index, typedArrayLength(typedArray));
     let c = Infinity;
@@ -654,7 +683,8 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
     return { registry, pending, timers, retriers };
   }
 
-  return { waitAsync, wait, notify, ref, unref, waitersForTesting };
+  const makeNotify = notifyMakers.get(bindingNotify);
+  return { waitAsync, wait, notify: makeNotify === undefined ? notify : makeNotify(notifyChecked), ref, unref, waitersForTesting };
 }
 
 /** An intrinsic promise rejected with `reason`. */
