@@ -323,10 +323,12 @@ function makeSkippingNotify(binding) {
       if (typedArray !== null && typeof typedArray === 'object') known.set(typedArray, entry);
     }
     if (entry === null) return false;
+    // (Read before any of the four is set: they change together or not at all.)
+    const length = typedArrayLength(typedArray);
     lastArray = typedArray;
     lastBase = entry[0];
     lastSize = entry[1];
-    lastLength = typedArrayLength(typedArray);
+    lastLength = length;
     return true;
   }
 
