@@ -25,6 +25,13 @@ const {
   symbolAsyncDispose,
 } = require('./describe.js');
 
+// perf_hooks, whose clock every wait and deadline of the family is in, as
+// the family loads: a thread that only uses waitAsync, wait and notify never
+// loads it, and one that uses a class does not load it in the middle of a
+// take (on Node 14, Node's own perf_hooks cannot load once a program has
+// put `get` on Object.prototype).
+performance();
+
 // Every promise of the primitives is an intrinsic %Promise%, made by an async function
 // and chained only with `await`: never with the global Promise of the moment
 // or `then`, which a program may have replaced or changed (zone.js, bluebird,

@@ -43,8 +43,12 @@ describe('descriptors immune to Object.prototype', function () {
 
   it('Object.prototype.get: after a forced install, a Worker with its own execArgv starts (child process)', () => {
     const { runNode, root } = require('../helpers');
+    // (Node 14's own perf_hooks cannot load with Object.prototype.get set:
+    // its event_target loads it as a MessagePort closes. Node 20 has it in
+    // its start-up snapshot; the package no longer loads it for you.)
     const program = `
       require(${JSON.stringify(root)}).install({ force: true });
+      require('perf_hooks');
       Object.defineProperty(Object.prototype, 'get', { configurable: true, writable: true, value: function get() {} });
       const { Worker } = require('worker_threads');
       const worker = new Worker('require("worker_threads").parentPort.postMessage(typeof Atomics.waitAsync)', { eval: true, execArgv: [] });
