@@ -4,8 +4,8 @@
 // binding that does the waiting. Every argument is validated and coerced
 // here, once, in the spec's order, with the spec's error types; the binding
 // receives either the caller's own arguments, when they are primitives of
-// the right types (the fast path, see isPlainValue), or the validated and
-// coerced values. Beyond the spec: a 5th argument of waitAsync, `{ signal }`,
+// the right types (the fast paths: waitAsync's, and doWait's for wait), or
+// the validated and coerced values. Beyond the spec: a 5th argument of waitAsync, `{ signal }`,
 // that makes the wait cancellable (after the spec's steps), and ref/unref,
 // whether pending waits keep this thread alive.
 //
@@ -410,22 +410,20 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
   }
 
   /**
-   * DoWait through the binding's `waitAsync` or `wait`: the fast path when
-   * the arguments allow it, else the spec's steps 1-9 in order.
+   * DoWait through the binding's `wait` (waitAsync has its own fast path,
+   * written in): the fast path when the arguments allow it, else the
+   * spec's steps 1-9 in order.
    */
-  function doWait(bindingFn, before, typedArray, index, value, timeout) {
+  function doWait(typedArray, index, value, timeout) {
     if (typeof index === 'number' && isPlainValue(value) && (typeof timeout === 'number' || timeout === undefined)) {
-      if (before !== null) before();
       try {
-        return bindingFn(typedArray, index, value, timeout === undefined ? Infinity : timeout);
+        return binding.wait(typedArray, index, value, timeout === undefined ? Infinity : timeout);
       } catch (_) {
         // not in the simple form after all: the slow path decides
       }
     }
     const { i, v, t } = prepare(typedArray, index, value, timeout);
-    // (Again: coercing may have run a waitAsync that took the spare.)
-    if (before !== null) before();
-    return bindingFn(typedArray, i, v, t);
+    return binding.wait(typedArray, i, v, t);
   }
 
   /**
@@ -597,7 +595,7 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
    * thread (Node's main thread included) until notified or timed out.
    */
   function wait(typedArray, index, value, timeout) {
-    let code = doWait(binding.wait, null, typedArray, index, value, timeout);
+    let code = doWait(typedArray, index, value, timeout);
     let done = false;
     try {
       // The binding blocks in short slices and returns PENDING between
