@@ -27,18 +27,35 @@ var LOADED_FROM = Symbol.for('atomics-waitasync.binaryPath');
 // another copy, loaded first, has a waiter core of another ABI.
 var ABI_MISMATCH = 'ERR_ATOMICS_WAITASYNC_ABI_MISMATCH';
 
-/** Up to `bytes` of a file from `position` (default 0) as a Buffer, or null when it cannot be read. */
+/**
+ * Up to `bytes` of a file from `position` (default 0) as a Uint8Array, or
+ * null when it cannot be read. (Not a Buffer: every load reads the ELF
+ * header of /proc/self/exe, and a thread's first Buffer costs more than the
+ * read, its pool and all.)
+ */
 function readFile(file, bytes, position) {
   var fd;
   try {
     fd = fs.openSync(file, 'r');
-    var buffer = Buffer.alloc(bytes);
+    var buffer = new Uint8Array(bytes);
     var read = fs.readSync(fd, buffer, 0, bytes, position || 0);
-    return buffer.slice(0, read);
+    return buffer.subarray(0, read);
   } catch (error) {
     return null;
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/**
+ * A whole file as text, or null when it cannot be read. (The module loader
+ * reads each file this way: the code it runs is compiled already.)
+ */
+function readText(file) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    return null;
   }
 }
 
@@ -106,7 +123,7 @@ function noBinaryError(libc, tag, tried, last) {
 }
 
 function load() {
-  var libc = platform.detectLibc(process.platform, readFile, report, listDir);
+  var libc = platform.detectLibc(process.platform, readFile, report, listDir, readText);
   var tag = platform.platformTag(process.platform, process.arch, libc);
   var tried = [];
   var last = null;

@@ -73,26 +73,50 @@ function elfInterpreter(bytes, readAt) {
 }
 
 /**
- * 'gnu' or 'musl' on Linux, null elsewhere. `read(file, bytes, position)`
- * returns up to `bytes` of the file from `position` (default 0) as a Buffer,
- * or null when it cannot be read; `report()` returns process.report's
- * report, or null; `list(dir)` the names in a folder, or null.
- *
- * First the loader this very process was started with (the executable's
- * PT_INTERP: /lib/ld-musl-x86_64.so.1 or /lib64/ld-linux-x86-64.so.2), which
- * is right even where the system's libc is another (a musl Node on a glibc
- * host, or the reverse); then what the system's ldd is; then Node's report;
- * then whether a musl loader exists. Assumes glibc when nothing tells.
+ * 'musl' or 'gnu': the C library a process has mapped, from the text of its
+ * /proc/self/maps; null when the text names neither or both (glibc's loader
+ * as a shim of gcompat beside musl), or names them in a way not known here
+ * (Debian's musl loader is a link to .../x86_64-linux-musl/libc.so).
+ * musl's loader is its libc: ld-musl-<arch>.so.1, or libc.musl-<arch>.so.1.
+ * glibc maps its loader ld-linux-<arch>.so.N and libc.so.6, or, before
+ * 2.34, ld-2.NN.so and libc-2.NN.so.
  */
-function detectLibc(platform, read, report, list) {
+function mappedLibc(maps) {
+  if (typeof maps !== 'string') return null;
+  // (indexOf, not a regular expression: compiling one costs more here.)
+  var musl = maps.indexOf('/ld-musl-') !== -1 || maps.indexOf('/libc.musl-') !== -1;
+  var gnu = maps.indexOf('/ld-linux') !== -1 || maps.indexOf('/libc.so.6\n') !== -1 ||
+    maps.indexOf('/ld-2.') !== -1 || maps.indexOf('/libc-2.') !== -1;
+  return musl === gnu ? null : musl ? 'musl' : 'gnu';
+}
+
+/**
+ * 'gnu' or 'musl' on Linux, null elsewhere. `read(file, bytes, position)`
+ * returns up to `bytes` of the file from `position` (default 0) as a
+ * Uint8Array (a Buffer is one), or null when it cannot be read; `report()`
+ * returns process.report's report, or null; `list(dir)` the names in a
+ * folder, or null; `text(file)`, when given, a whole file as text, or null.
+ *
+ * First the C library this very process has mapped (its /proc/self/maps,
+ * through `text`: one read that costs a fresh thread less than the next
+ * step's); then the loader it was started with (the executable's
+ * PT_INTERP: /lib/ld-musl-x86_64.so.1 or /lib64/ld-linux-x86-64.so.2).
+ * Both are right even where the system's libc is another (a musl Node on a
+ * glibc host, or the reverse). Then what the system's ldd is; then Node's
+ * report; then whether a musl loader exists. Assumes glibc when nothing
+ * tells.
+ */
+function detectLibc(platform, read, report, list, text) {
   if (platform !== 'linux') return null;
+  var mapped = text ? mappedLibc(text('/proc/self/maps')) : null;
+  if (mapped) return mapped;
   var interpreter = elfInterpreter(read('/proc/self/exe', 4096), function (offset, size) {
     return read('/proc/self/exe', size, offset);
   });
   if (interpreter && interpreter.indexOf('musl') !== -1) return 'musl';
   if (interpreter && interpreter.indexOf('ld-linux') !== -1) return 'gnu';
   var ldd = read('/usr/bin/ldd', 65536);
-  var text = ldd ? ldd.toString('latin1') : '';
+  var text = ldd ? Buffer.from(ldd.buffer, ldd.byteOffset, ldd.byteLength).toString('latin1') : '';
   if (text.indexOf('musl') !== -1) return 'musl';
   if (text.indexOf('GNU C Library') !== -1 || text.indexOf('GLIBC') !== -1) return 'gnu';
   var r = report();
@@ -128,6 +152,7 @@ module.exports = {
   FILE: FILE,
   SHIPPED: SHIPPED,
   elfInterpreter: elfInterpreter,
+  mappedLibc: mappedLibc,
   detectLibc: detectLibc,
   platformTag: platformTag,
   candidates: candidates,

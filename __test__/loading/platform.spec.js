@@ -117,11 +117,64 @@ describe('platform: which binary fits the process (lib/platform.js)', function (
       });
     }
 
+    it('reads as binding.js does: bytes as a plain Uint8Array (not a Buffer) tell the same', function () {
+      const plain = (files) => (file, bytes, position) => {
+        const buffer = reader(files)(file, bytes, position);
+        return buffer === null ? null : new Uint8Array(buffer);
+      };
+      assert.strictEqual(platform.detectLibc('linux', plain({ '/proc/self/exe': MUSL_EXE }), noReport, noList), 'musl');
+      assert.strictEqual(platform.detectLibc('linux', plain({ '/proc/self/exe': GNU_EXE, '/usr/bin/ldd': MUSL_LDD }), noReport, noList), 'gnu');
+      assert.strictEqual(platform.detectLibc('linux', plain({ '/usr/bin/ldd': MUSL_LDD }), noReport, noList), 'musl');
+      assert.strictEqual(platform.detectLibc('linux', plain({ '/usr/bin/ldd': GLIBC_LDD }), noReport, noList), 'gnu');
+    });
+
     it('asks for no report when a file already told', function () {
       const report = () => assert.fail('report() called');
       const list = () => assert.fail('list() called');
       assert.strictEqual(platform.detectLibc('linux', reader({ '/proc/self/exe': MUSL_EXE }), report, list), 'musl');
       assert.strictEqual(platform.detectLibc('linux', reader({ '/usr/bin/ldd': GLIBC_LDD }), report, list), 'gnu');
+    });
+  });
+
+  describe('mappedLibc: the C library a process has mapped, from its /proc/self/maps', function () {
+    const line = (file) => `7f2a7b000000-7f2a7b028000 r--p 00000000 fe:00 1234                       ${file}`;
+    const maps = (...files) => ['55d1c0000000-55d1c0001000 r--p 00000000 fe:00 99 /usr/bin/node', ...files.map(line), line('[stack]'), ''].join('\n');
+    const rows = [
+      // [what, maps, expected]
+      ['glibc 2.34 and later (Debian 12, x64)', maps('/usr/lib/x86_64-linux-gnu/libc.so.6', '/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2'), 'gnu'],
+      ['glibc before 2.34 (ld-2.31.so, libc-2.31.so)', maps('/lib/x86_64-linux-gnu/libc-2.31.so', '/lib/x86_64-linux-gnu/ld-2.31.so'), 'gnu'],
+      ['glibc on arm64 under qemu-user, from a sysroot', maps('/usr/aarch64-linux-gnu/lib/libc.so.6', '/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1'), 'gnu'],
+      ['glibc whose libc was replaced since the process started', maps('/usr/lib/x86_64-linux-gnu/libc.so.6 (deleted)', '/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 (deleted)'), 'gnu'],
+      ['musl on Alpine (the loader is the libc)', maps('/lib/ld-musl-x86_64.so.1'), 'musl'],
+      ['musl on arm64', maps('/lib/ld-musl-aarch64.so.1'), 'musl'],
+      ['a glibc Node on Alpine through gcompat (both): not told here', maps('/lib/libgcompat.so.0', '/lib/ld-linux-x86-64.so.2', '/lib/ld-musl-x86_64.so.1'), null],
+      ['Debian\'s musl, mapped as .../x86_64-linux-musl/libc.so: not told here', maps('/usr/lib/x86_64-linux-musl/libc.so'), null],
+      ['a static executable: nothing mapped', maps(), null],
+      ['no text (unreadable)', null, null],
+    ];
+    for (const [what, text, expected] of rows) {
+      it(`${what}: ${expected}`, function () {
+        assert.strictEqual(platform.mappedLibc(text), expected);
+      });
+    }
+
+    it('this process: what its executable\'s PT_INTERP says', function () {
+      if (process.platform !== 'linux') this.skip();
+      const interpreter = platform.elfInterpreter(fs.readFileSync('/proc/self/exe').subarray(0, 4096));
+      const libc = interpreter.includes('musl') ? 'musl' : 'gnu';
+      assert.strictEqual(platform.mappedLibc(fs.readFileSync('/proc/self/maps', 'utf8')), libc);
+    });
+
+    it('detectLibc asks the maps first, and the executable only when they do not tell', function () {
+      const MUSL_EXE = elfWithInterpreter('/lib/ld-musl-x86_64.so.1').toString('latin1');
+      const files = reader({ '/proc/self/exe': MUSL_EXE });
+      const never = () => assert.fail('read() called');
+      const text = (want) => (file) => (file === '/proc/self/maps' ? want : assert.fail(`text(${file})`));
+      assert.strictEqual(platform.detectLibc('linux', never, () => null, () => null, text(maps('/lib/ld-musl-x86_64.so.1'))), 'musl');
+      assert.strictEqual(platform.detectLibc('linux', never, () => null, () => null, text(maps('/lib64/ld-linux-x86-64.so.2'))), 'gnu');
+      assert.strictEqual(platform.detectLibc('linux', files, () => null, () => null, text(maps('/usr/lib/x86_64-linux-musl/libc.so'))), 'musl');
+      assert.strictEqual(platform.detectLibc('linux', files, () => null, () => null, text(null)), 'musl');
+      assert.strictEqual(platform.detectLibc('darwin', never, () => null, () => null, () => assert.fail('text() called')), null);
     });
   });
 
