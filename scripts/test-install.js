@@ -3,7 +3,8 @@
 // "Installs anywhere", proved on this machine from the packed tarball:
 //
 //   pack        node scripts/prebuild.js (every folder of lib/platform.js SHIPPED,
-//               checked by scripts/check-prebuilds.js), npm pack; the tarball's file list
+//               checked by scripts/check-prebuilds.js), scripts/stage.js (the package as
+//               published) and npm pack in it; the tarball's file list
 //               (what must and must not ship) and every .node in it (check-prebuilds:
 //               format, CPU, exports, imports, minimum OS, signature), and its
 //               --self-test (each check fails on a binary broken its way)
@@ -50,6 +51,7 @@ const path = require('path');
 const { cacheDir } = require('./lib/cache');
 const { rootCommand } = require('./lib/apt');
 const runtimes = require('./runtimes');
+const { stage, LOAD_PATH } = require('./stage');
 const { toolPaths, isInstalled, installArgs } = require('./lib/tools');
 
 const root = path.join(__dirname, '..');
@@ -339,9 +341,11 @@ function plan(options) {
       async run(ctx) {
         const dest = path.join(ctx.work, 'pack');
         fs.mkdirSync(dest, { recursive: true });
-        // --ignore-scripts: `prepare` would rebuild the clone's own addon (not shipped).
+        // The package as published (scripts/stage.js: index.js is the load path in one file), packed.
+        const staged = stage(path.join(ctx.work, 'stage'));
+        // --ignore-scripts: `prepare` would rebuild the addon (not shipped).
         const out = await must('npm', ['pack', '--ignore-scripts', '--json', '--loglevel=error', '--pack-destination', dest],
-          { timeout: 120000, env: cleanEnv() });
+          { timeout: 120000, env: cleanEnv(), cwd: staged });
         const info = JSON.parse(out.slice(out.indexOf('[')))[0];
         S.tarball = path.join(dest, info.filename);
         S.packInfo = info;
@@ -374,7 +378,13 @@ function plan(options) {
       S.extracted = path.join(ctx.work, 'extracted');
       fs.mkdirSync(S.extracted, { recursive: true });
       await must('tar', ['-xzf', S.tarball, '-C', S.extracted]);
-      return `${files.length} files, ${(size / 1024).toFixed(0)} kB${docs ? `, docs/ shipped (${docs} files)` : ''}`;
+      // index.js is the load path in one file (scripts/stage.js), unless a tarball given to test is a plain `npm pack`.
+      const index = fs.readFileSync(path.join(S.extracted, 'package', 'index.js'), 'utf8');
+      const bundled = LOAD_PATH.filter((name) => index.includes(`sources[${JSON.stringify(name)}] = (function`));
+      if (!options.tarball && bundled.length !== LOAD_PATH.length) {
+        throw new Error(`the packed index.js holds ${bundled.length} of the ${LOAD_PATH.length} files of the load path (${LOAD_PATH.join(', ')})`);
+      }
+      return `${files.length} files, ${(size / 1024).toFixed(0)} kB, index.js ${bundled.length ? `bundles ${bundled.length} files` : 'as in the repository'}${docs ? `, docs/ shipped (${docs} files)` : ''}`;
     },
   });
 

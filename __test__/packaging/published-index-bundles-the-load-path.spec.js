@@ -1,0 +1,205 @@
+'use strict';
+// The package as published (scripts/stage.js): its index.js holds the
+// files a thread loads with the package, and a thread compiles that one
+// file where the checkout has it compile six. The files of lib/ that load
+// later find the bundled modules in require.cache, so that no module runs
+// twice. Each case requires a staged copy in a fresh process, whose binary
+// is this checkout's build in prebuilds/, where an install has it.
+
+const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { runNode } = require('../helpers');
+const { stage, LOAD_PATH } = require('../../scripts/stage');
+const platform = require('../../lib/platform');
+
+const root = path.join(__dirname, '..', '..');
+
+/** This process's prebuilds/ folder name, as binding.js finds it. */
+function platformTag() {
+  const text = (file) => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      return null;
+    }
+  };
+  const libc = platform.detectLibc(process.platform, () => null, () => process.report.getReport(), () => null, text);
+  return platform.platformTag(process.platform, process.arch, libc);
+}
+
+// Records each JS file the process compiles (`compiled`, paths relative to
+// `staged`), before anything of the package loads.
+const RECORD = `
+  const path = require('path');
+  const compiled = [];
+  const Module = require('module');
+  const compile = Module.prototype._compile;
+  Module.prototype._compile = function (content, filename) {
+    if (filename.startsWith(staged + path.sep)) compiled.push(path.relative(staged, filename).split(path.sep).join('/'));
+    return compile.apply(this, arguments);
+  };
+`;
+
+describe('the published index.js bundles the load path', function () {
+  this.timeout(120000);
+  let staged;
+
+  /** Runs `body` in a fresh Node with `staged` set; returns the JSON its last expression resolves to. */
+  function inFreshNode(body) {
+    const code = `const staged = ${JSON.stringify(staged)}; ${RECORD}
+      Promise.resolve((async () => { ${body} })()).then((value) => {
+        console.log(JSON.stringify(value));
+        process.exit(0);
+      }, (error) => {
+        console.error(error && error.stack);
+        process.exit(1);
+      });`;
+    const result = runNode(['-e', code], { cwd: os.tmpdir() });
+    assert.strictEqual(result.status, 0, result.stderr);
+    return JSON.parse(result.stdout.trim().split('\n').pop());
+  }
+
+  before(function () {
+    staged = fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-staged-'));
+    stage(staged);
+    const folder = path.join(staged, 'prebuilds', platformTag());
+    fs.mkdirSync(folder, { recursive: true });
+    fs.copyFileSync(path.join(root, 'atomics-waitasync.node'), path.join(folder, 'atomics-waitasync.node'));
+  });
+
+  after(function () {
+    if (staged) fs.rmSync(staged, { recursive: true, force: true });
+  });
+
+  it('holds every file of the load path, and the other files as they are', function () {
+    const index = fs.readFileSync(path.join(staged, 'index.js'), 'utf8');
+    for (const name of LOAD_PATH) assert.ok(index.includes(`sources[${JSON.stringify(name)}] = (function`), `${name} is not in it`);
+    for (const name of ['binding.js', 'lib/atomics.js', 'lib/core.js', 'polyfill.js']) {
+      assert.strictEqual(fs.readFileSync(path.join(staged, name), 'utf8'), fs.readFileSync(path.join(root, name), 'utf8'), name);
+    }
+    // Each file's own comments are gone (the loader keeps its own).
+    for (const name of LOAD_PATH) {
+      const comment = fs.readFileSync(path.join(root, name), 'utf8').split('\n')[1];
+      assert.ok(comment.startsWith('//') && !index.includes(comment), `${name}: ${comment}`);
+    }
+  });
+
+  it('a main thread compiles index.js alone, and waitAsync, wait and notify work', function () {
+    const result = inFreshNode(`
+      const api = require(staged);
+      const i32a = new Int32Array(new SharedArrayBuffer(8));
+      const pending = api.waitAsync(i32a, 0, 0);
+      const woken = api.notify(i32a, 0);
+      return { compiled, woken, value: await pending.value, timedOut: api.wait(i32a, 1, 0, 1) };
+    `);
+    assert.deepStrictEqual(result, { compiled: ['index.js'], woken: 1, value: 'ok', timedOut: 'timed-out' });
+  });
+
+  it('a worker compiles index.js alone (lib/pending.js with it), and wakes the main thread', function () {
+    const result = inFreshNode(`
+      const { Worker } = require('worker_threads');
+      const api = require(staged);
+      const i32a = new Int32Array(new SharedArrayBuffer(8));
+      const pending = api.waitAsync(i32a, 0, 0);
+      const worker = new Worker(\`
+        const staged = \${JSON.stringify(staged)};
+        \${${JSON.stringify(RECORD)}}
+        const { parentPort, workerData } = require('worker_threads');
+        const api = require(staged);
+        const woken = api.notify(workerData, 0);
+        api.waitAsync(workerData, 1, 0).value.then((value) => parentPort.postMessage({ compiled, woken, value }));
+        api.notify(workerData, 1);
+      \`, { eval: true, workerData: i32a });
+      const inWorker = await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
+      await worker.terminate();
+      return { inWorker, value: await pending.value };
+    `);
+    assert.deepStrictEqual(result, { inWorker: { compiled: ['index.js'], woken: 1, value: 'ok' }, value: 'ok' });
+  });
+
+  it('the files that load later find the bundled modules: none that ran compiles again', function () {
+    const result = inFreshNode(`
+      const api = require(staged);
+      const sab = new SharedArrayBuffer(64);
+      const lock = new api.AsyncLock(sab);
+      const condition = new api.Condition(sab, 8);
+      await lock.executeLocked(() => {});
+      const semaphore = new api.Semaphore(1);
+      await semaphore.acquire();
+      semaphore.release();
+      new api.RwLock();
+      new api.Barrier(1);
+      new api.Latch(1);
+      new api.SignalSemaphore();
+      api.query();
+      const installed = api.install({ force: true }).installed;
+      const lib = compiled.filter((file) => file !== 'index.js');
+      const describe = require.cache[path.join(staged, 'lib', 'describe.js')];
+      return {
+        again: lib.filter((file) => ${JSON.stringify(LOAD_PATH)}.includes(file)),
+        loadedLater: lib.includes('lib/core.js') && lib.includes('lib/polyfill.js'),
+        describeCached: describe !== undefined && describe.loaded && typeof describe.exports.describe === 'function',
+        installed: installed.includes('waitAsync'),
+        condition: typeof condition.wait === 'function',
+      };
+    `);
+    // lib/pending.js, bundled for workers, never ran on this main thread:
+    // the condition's wait line loads it from its file, once.
+    assert.deepStrictEqual(result, { again: ['lib/pending.js'], loadedLater: true, describeCached: true, installed: true, condition: true });
+  });
+
+  it('where require.cache is not Node\'s (a test runner\'s registry), it requires the files themselves', function () {
+    const result = inFreshNode(`
+      const vm = require('vm');
+      const file = path.join(staged, 'index.js');
+      const real = Module.createRequire(file);
+      const asked = [];
+      const registryRequire = (specifier) => {
+        asked.push(path.isAbsolute(specifier) ? path.relative(staged, specifier).split(path.sep).join('/') : specifier);
+        return real(specifier);
+      };
+      registryRequire.cache = {};
+      const module = { exports: {} };
+      const wrapper = vm.compileFunction(require('fs').readFileSync(file, 'utf8'), ['exports', 'require', 'module', '__filename', '__dirname'], { filename: file });
+      wrapper.call(module.exports, module.exports, registryRequire, module, file, staged);
+      const api = module.exports;
+      const i32a = new Int32Array(new SharedArrayBuffer(4));
+      const pending = api.waitAsync(i32a, 0, 0);
+      api.notify(i32a, 0);
+      return { asked: asked.filter((s) => s.endsWith('.js')), value: await pending.value };
+    `);
+    assert.deepStrictEqual(result, { asked: ['binding.js', 'lib/atomics.js'], value: 'ok' });
+  });
+
+  it('a module of the bundle that throws as it loads leaves no entry in require.cache, as Node would', function () {
+    const result = inFreshNode(`
+      process.env.ATOMICS_WAITASYNC_BINARY = path.join(staged, 'no-such.node');
+      let code = null;
+      try {
+        require(staged);
+      } catch (error) {
+        code = error.code;
+      }
+      const cached = (name) => require.cache[path.join(staged, name)] !== undefined;
+      return { code, binding: cached('binding.js'), index: cached('index.js'), platform: cached('lib/platform.js') };
+    `);
+    assert.deepStrictEqual(result, { code: 'ERR_ATOMICS_WAITASYNC_NO_BINARY', binding: false, index: false, platform: true });
+  });
+
+  it('throws what the checkout throws, for the same bad argument', function () {
+    const message = (from) => inFreshNode(`
+      const api = require(${JSON.stringify(from)});
+      try {
+        api.waitAsync(new Int32Array(4), 0, 0);
+      } catch (error) {
+        return [error.constructor.name, error.code, error.message];
+      }
+      return null;
+    `);
+    const published = message(staged);
+    assert.ok(published !== null && published[0] === 'TypeError', JSON.stringify(published));
+    assert.deepStrictEqual(published, message(root));
+  });
+});
