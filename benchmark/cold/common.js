@@ -12,8 +12,11 @@
 
 const path = require('path');
 
-// The package's root: whatever lib/ the checkout this file is in has.
-const ROOT = path.join(__dirname, '..', '..');
+// The package under test: as published (scripts/stage.js), made from this
+// checkout by lib/cold.js, which names its folder in
+// ATOMICS_WAITASYNC_COLD_PACKAGE; else (a program run by hand) the checkout.
+const CHECKOUT = path.join(__dirname, '..', '..');
+const ROOT = process.env.ATOMICS_WAITASYNC_COLD_PACKAGE || CHECKOUT;
 
 /** The value of `--name V` on this thread's command line, or `fallback`. */
 function arg(name, fallback) {
@@ -69,4 +72,4 @@ function since(start) {
   return Number(process.hrtime.bigint() - start);
 }
 
-module.exports = { ROOT, arg, implName, load, keepAlive, done, fail, check, since };
+module.exports = { CHECKOUT, ROOT, arg, implName, load, keepAlive, done, fail, check, since };

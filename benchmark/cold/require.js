@@ -7,8 +7,11 @@
 //   --entry empty       benchmark/cold/empty.js, an empty file: Node's floor for a require
 //   --entry builtins    require('worker_threads') + require('util')
 //   --entry perf-hooks  require('perf_hooks')
-//   --entry package     require('<repo>'), this checkout's root
-//   --entry polyfill    require('<repo>/polyfill')
+//   --entry package     require('<package>'): the package as published (scripts/stage.js),
+//                       whose folder benchmark/lib/cold.js names in ATOMICS_WAITASYNC_COLD_PACKAGE;
+//                       this checkout where that is not set
+//   --entry polyfill    require('<package>/polyfill')
+//   --entry checkout    require('<repo>'): this checkout's root, its files as they are
 //
 //   --where main               on the main thread
 //   --where worker             in a freshly started worker (the main thread loads
@@ -23,13 +26,16 @@
 
 const path = require('path');
 
-const ROOT = path.join(__dirname, '..', '..');
+// (As common.js has them: that file is not loaded before the measured part.)
+const CHECKOUT = path.join(__dirname, '..', '..');
+const ROOT = process.env.ATOMICS_WAITASYNC_COLD_PACKAGE || CHECKOUT;
 const FILES = {
   empty: path.join(__dirname, 'empty.js'),
   package: ROOT,
   polyfill: path.join(ROOT, 'polyfill'),
+  checkout: CHECKOUT,
 };
-const ENTRIES = ['none', 'empty', 'builtins', 'perf-hooks', 'package', 'polyfill'];
+const ENTRIES = ['none', 'empty', 'builtins', 'perf-hooks', 'package', 'polyfill', 'checkout'];
 const WHERE = ['main', 'worker', 'worker-after-main'];
 
 function arg(name) {

@@ -45,8 +45,8 @@ const runKey = (run) => [run.file, ...run.args].join(' ');
 // Each group's runs are made back to back, in this order in even rounds
 // and reversed in odd ones.
 const GROUPS = [
-  ['empty', 'package', 'polyfill', 'builtins', 'perf-hooks'].map((e) => req(e, 'main')),
-  ['empty', 'package', 'polyfill', 'builtins', 'perf-hooks'].map((e) => req(e, 'worker')).concat([req('package', 'worker-after-main')]),
+  ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'main')),
+  ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'worker')).concat([req('package', 'worker-after-main')]),
   ['native', 'addon'].map((i) => prog('worker-notify', i)),
   ['native', 'addon'].map((i) => prog('wait-async', i)),
   ['native', 'addon'].map((i) => prog('first-calls', i)),
@@ -60,8 +60,9 @@ const REQUIRE_WHAT = {
   empty: 'require of an empty file (Node\'s floor)',
   builtins: 'require(\'worker_threads\') + require(\'util\')',
   'perf-hooks': 'require(\'perf_hooks\')',
-  package: 'require(\'<repo>\')',
-  polyfill: 'require(\'<repo>/polyfill\')',
+  package: 'require(\'<package>\') as published',
+  polyfill: 'require(\'<package>/polyfill\') as published',
+  checkout: 'require(\'<repo>\'), the checkout\'s own files and local build',
 };
 const requireRows = (where, label) => [
   { id: `require-empty-${where}`, what: `${REQUIRE_WHAT.empty}, ${label}`, native: req('empty', where), package: null },
@@ -69,6 +70,7 @@ const requireRows = (where, label) => [
   { id: `require-perf-hooks-${where}`, what: `${REQUIRE_WHAT['perf-hooks']}, ${label}`, native: req('perf-hooks', where), package: null },
   { id: `require-package-${where}`, what: `${REQUIRE_WHAT.package}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('package', where) },
   { id: `require-polyfill-${where}`, what: `${REQUIRE_WHAT.polyfill}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('polyfill', where) },
+  { id: `require-checkout-${where}`, what: `${REQUIRE_WHAT.checkout}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('checkout', where) },
 ];
 const ROWS = [
   ...requireRows('main', 'main thread'),
@@ -96,9 +98,10 @@ const INSTRUCTION_ROWS = [
   { id: 'require-empty-main', what: 'require of an empty file (Node\'s floor), main thread', native: req('empty', 'main'), package: null },
   { id: 'require-builtins-main', what: 'require(\'worker_threads\') + require(\'util\'), main thread', native: req('builtins', 'main'), package: null },
   { id: 'require-perf-hooks-main', what: 'require(\'perf_hooks\'), main thread', native: req('perf-hooks', 'main'), package: null },
-  { id: 'require-package-main', what: 'require(\'<repo>\'), main thread (floor: the empty file)', native: req('empty', 'main'), package: req('package', 'main') },
-  { id: 'require-polyfill-main', what: 'require(\'<repo>/polyfill\'), main thread (floor: the empty file)', native: req('empty', 'main'), package: req('polyfill', 'main') },
-  { id: 'require-package-worker', what: 'start a worker that requires \'<repo>\' (floor: one that requires the empty file)', native: req('empty', 'worker'), package: req('package', 'worker') },
+  { id: 'require-package-main', what: 'require(\'<package>\') as published, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('package', 'main') },
+  { id: 'require-polyfill-main', what: 'require(\'<package>/polyfill\') as published, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('polyfill', 'main') },
+  { id: 'require-checkout-main', what: 'require(\'<repo>\'), the checkout\'s own files, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('checkout', 'main') },
+  { id: 'require-package-worker', what: 'start a worker that requires \'<package>\' (floor: one that requires the empty file)', native: req('empty', 'worker'), package: req('package', 'worker') },
   { id: 'require-package-worker-after-main', what: '… the main thread having required it first (both requires)', native: req('empty', 'worker'), package: req('package', 'worker-after-main') },
   { id: 'first-calls', lessRequire: 'require-package-main', what: 'require + first 1,000 waitAsync + notify + settle, main thread', native: prog('first-calls', 'native'), package: prog('first-calls', 'addon') },
   { id: 'wait-async', lessRequire: 'require-package-main', what: 'require + first 1,000 waitAsync (pending), main thread', native: prog('wait-async', 'native'), package: prog('wait-async', 'addon') },
@@ -128,6 +131,32 @@ function parseArgs(argv) {
     '--instructions': () => (options.instructions = true),
     '--json': () => (options.json = true),
   });
+}
+
+// The programs require the package from the folder this names (common.js).
+const PACKAGE_VARIABLE = 'ATOMICS_WAITASYNC_COLD_PACKAGE';
+
+/**
+ * The package as a user installs it, in a temporary folder, removed at
+ * exit: scripts/stage.js's copy of this checkout (index.js the load path in
+ * one file), with the checkout's build as the prebuilt binary of this
+ * platform, so that its require finds this platform's folder as an
+ * install's does (the libc read from /proc/self/exe on Linux included).
+ */
+function stagePackage() {
+  const root = path.join(__dirname, '..', '..');
+  const built = path.join(root, 'atomics-waitasync.node');
+  if (!fs.existsSync(built)) throw new Error(`${built} does not exist: build the addon first (node scripts/build.js)`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-cold-'));
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  require('../../scripts/stage').stage(dir);
+  const platform = require('../../lib/platform');
+  const report = () => (process.report ? process.report.getReport() : null);
+  const libc = platform.detectLibc(process.platform, () => null, report, () => null);
+  const tag = platform.platformTag(process.platform, process.arch, libc);
+  fs.mkdirSync(path.join(dir, 'prebuilds', tag), { recursive: true });
+  fs.copyFileSync(built, path.join(dir, 'prebuilds', tag, 'atomics-waitasync.node'));
+  return dir;
 }
 
 /** One run in a fresh process: its JSON line. */
@@ -277,6 +306,10 @@ function main(argv) {
   }
   console.error(`Node ${runtime.version} (${options.node}), cold, ${options.rounds} rounds` +
     (options.instructions ? `, then whole programs under ${valgrind}, ${options.reps} count(s) each` : ''));
+
+  const staged = stagePackage();
+  process.env[PACKAGE_VARIABLE] = staged;
+  console.error(`the package as published: ${staged}`);
 
   const loadBefore = d.load();
   const started = Date.now();
