@@ -589,15 +589,15 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       // runFree's comment explains: the uncontended executeLocked still
       // inlines what it calls, at ~1,016 instructions.) The word is read
       // plainly here (a hint, ~110 instructions fewer than Atomics.load):
-      // runFree's compareExchange decides. The quiet check comes after the
-      // arguments' (and again before lockedAsync): first, it made V8 tier
-      // executeLocked up on its own before the caller's loop, which then
-      // called it instead of inlining it (lock-uncontended 1,021
-      // instructions, from 948; 149 bytes, and 140 without hole checks);
-      // here, 178 bytes, the loop inlines it all, at 957.
-      if (options === undefined && typeof f === 'function' && kind.quiet === loadList.length) {
+      // runFree's compareExchange decides. The quiet check comes last (and
+      // again before lockedAsync): first, it made V8 tier executeLocked up
+      // on its own before the caller's loop, which then called it instead
+      // of inlining it (lock-uncontended 1,021 instructions, from 948; 149
+      // bytes, and 140 without hole checks); here, 178 bytes, the loop
+      // inlines it all, at 953 (957 with it before stateIfLock's call).
+      if (options === undefined && typeof f === 'function') {
         const mine = stateIfLock(this);
-        if (mine !== undefined && mine.first === null && this.i32a[this.index] === UNLOCKED) return runFree(this, mine, f);
+        if (mine !== undefined && mine.first === null && this.i32a[this.index] === UNLOCKED && kind.quiet === loadList.length) return runFree(this, mine, f);
       }
       return kind.quiet === loadList.length ? lockedAsync(this, kExecute, f, options) : executeTraced(this, f, options);
     }
