@@ -88,11 +88,14 @@ const {
  * they stay true if they could not be (a channel that cannot be watched),
  * and every use checks the channels themselves too. `quiet`: for
  * executeLocked's check (runTraced), loadList's length when `run` was
- * last known false, else -1. `channels`: null until looked up, false
+ * last known false (or nobody could listen yet), else -1. `channels`: null until looked up, false
  * where the runtime has no diagnostics_channel.
  */
 function createKind(name) {
-  return { name, label: kLabelOf[name] || 0, waits: true, run: true, acquire: true, quiet: -1, channels: null };
+  // (Quiet from the start where nobody can listen yet: the first
+  // executeLocked then compiles neither executeTraced nor runTraced.)
+  const quiet = channelsMayBeHeard() ? -1 : loadList.length;
+  return { name, label: kLabelOf[name] || 0, waits: true, run: true, acquire: true, quiet, channels: null };
 }
 
 // What Node names diagnostics_channel in its process.moduleLoadList.
