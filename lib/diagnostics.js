@@ -36,9 +36,10 @@
 // A dying thread's own teardown runs in Rust and cannot publish, so it is
 // the next taker that reports an abandoned hold (`abandoned`).
 //
-// Cost. Nothing is looked up at load: diagnostics_channel is required,
-// and a kind's channels made, the first time a primitive of that kind
-// waits or runs a traced call in this thread. With nobody subscribed, a
+// Cost. Nothing is looked up at load: diagnostics_channel is required
+// the first time a primitive waits or runs a traced call in this thread,
+// and each group of a kind's channels made the first time a primitive of
+// that kind needs it (its waits, its run or its acquire tracing channel). With nobody subscribed, a
 // take that does not wait pays nothing, a traced call one check of a
 // boolean (`kind.run`, `kind.acquire`), a wait one more (`kind.waits`).
 // Those booleans are kept up to date as subscribers come and go (watch):
@@ -83,8 +84,8 @@ const {
 /**
  * A kind of primitive: its `name` (in every message and channel name),
  * and whether anyone may listen on its channels: `waits` (wait:start or
- * wait:end), `run` and `acquire` (their tracing channels). They are
- * true until its channels are looked up, then kept up to date (watch);
+ * wait:end), `run` and `acquire` (their tracing channels). Each is
+ * true until its channels are looked up (channelsOf), then kept up to date (watch);
  * they stay true if they could not be (a channel that cannot be watched),
  * and every use checks the channels themselves too. `quiet`: for
  * executeLocked's check (runTraced), loadList's length when `run` was
@@ -180,42 +181,77 @@ function tracingListened(tracing) {
 }
 
 /**
- * The channels of `kind`, made (or found, if a subscriber made them
- * first) and watched the first time; false where the runtime has no
- * diagnostics_channel. A throw (out of stack) leaves `kind` as it was:
- * looked up again next time.
+ * The channels of `kind`, with those of `group` ('waits': wait:start and
+ * wait:end; 'abandoned'; 'run' or 'acquire': that tracing channel) made
+ * (or found, if a subscriber made them first) and watched the first time
+ * that group is asked for; false where the runtime has no
+ * diagnostics_channel. One group at a time: the first executeLocked of a
+ * thread that has loaded diagnostics_channel (Node 22 and later, Node
+ * 20's workers) made all thirteen channels of its kind, the run tracing
+ * channel's five the only ones it needs. A throw (out of stack) leaves
+ * the group as it was: looked up again next time.
  */
-function channelsOf(kind) {
-  if (kind.channels !== null) return kind.channels;
-  const found = diagnosticsChannel();
-  if (found === null) {
-    kind.waits = kind.run = kind.acquire = false;
-    kind.channels = false;
-    return false;
+function channelsOf(kind, group) {
+  let channels = kind.channels;
+  if (channels === false) return false;
+  if (channels === null) {
+    const found = diagnosticsChannel();
+    if (found === null) {
+      kind.waits = kind.run = kind.acquire = false;
+      kind.channels = false;
+      return false;
+    }
+    channels = kind.channels = { waitStart: undefined, waitEnd: undefined, abandoned: undefined, run: undefined, acquire: undefined };
   }
-  const prefix = `atomics-waitasync:${kind.name}`;
-  const hasTracing = typeof found.tracingChannel === 'function';
-  const channels = {
-    waitStart: found.channel(`${prefix}:wait:start`),
-    waitEnd: found.channel(`${prefix}:wait:end`),
-    abandoned: found.channel(`${prefix}:abandoned`),
-    run: hasTracing ? found.tracingChannel(`${prefix}:run`) : null,
-    acquire: hasTracing ? found.tracingChannel(`${prefix}:acquire`) : null,
-  };
-  const update = () => {
-    kind.waits = channels.waitStart.hasSubscribers || channels.waitEnd.hasSubscribers;
-    kind.run = channels.run !== null && tracingListened(channels.run);
-    kind.acquire = channels.acquire !== null && tracingListened(channels.acquire);
-    kind.quiet = kind.run ? -1 : loadList.length;
-  };
-  let watched = watch(channels.waitStart, update) && watch(channels.waitEnd, update);
-  for (const tracingChannel of [channels.run, channels.acquire]) {
-    if (tracingChannel === null) continue;
-    for (const event of ['start', 'end', 'asyncStart', 'asyncEnd', 'error']) watched = watch(tracingChannel[event], update) && watched;
-  }
-  kind.channels = channels;
-  if (watched) update(); // (else the flags stay true, and each use looks at the channels)
+  if (channels[group === 'waits' ? 'waitStart' : group] === undefined) makeGroup(kind, channels, group);
   return channels;
+}
+
+// The events of a tracing channel, each a channel of its own.
+const kTracingEvents = ['start', 'end', 'asyncStart', 'asyncEnd', 'error'];
+
+/**
+ * Makes (or finds) and watches the channels of `kind`'s `group` (see
+ * channelsOf), sets them in `channels` once all are there, and keeps the
+ * group's flag (`kind.waits`, `kind.run` with `kind.quiet`, or
+ * `kind.acquire`) up to date; it stays true if a channel could not be
+ * watched (each use then looks at the channels themselves).
+ */
+function makeGroup(kind, channels, group) {
+  const prefix = `atomics-waitasync:${kind.name}`;
+  if (group === 'abandoned') {
+    channels.abandoned = dc.channel(`${prefix}:abandoned`); // (no flag: looked at when a take finds a lock abandoned)
+    return;
+  }
+  if (group === 'waits') {
+    const start = dc.channel(`${prefix}:wait:start`);
+    const end = dc.channel(`${prefix}:wait:end`);
+    const update = () => {
+      kind.waits = start.hasSubscribers || end.hasSubscribers;
+    };
+    const watched = watch(start, update) && watch(end, update);
+    channels.waitStart = start;
+    channels.waitEnd = end;
+    if (watched) update();
+    return;
+  }
+  // 'run' or 'acquire': null where the runtime has no tracingChannel.
+  const tracingChannel = typeof dc.tracingChannel === 'function' ? dc.tracingChannel(`${prefix}:${group}`) : null;
+  const update =
+    group === 'run'
+      ? () => {
+          kind.run = tracingChannel !== null && tracingListened(tracingChannel);
+          kind.quiet = kind.run ? -1 : loadList.length;
+        }
+      : () => {
+          kind.acquire = tracingChannel !== null && tracingListened(tracingChannel);
+        };
+  let watched = true;
+  if (tracingChannel !== null) {
+    for (let i = 0; i < kTracingEvents.length; i++) watched = watch(tracingChannel[kTracingEvents[i]], update) && watched;
+  }
+  channels[group] = tracingChannel;
+  if (watched) update();
 }
 
 // The methods of a channel that change whether it has subscribers.
@@ -272,7 +308,7 @@ function waitStart(instance, kind, what, blocking, timed, since, cache) {
   const unheard = id === 0 ? undefined : id; // (the token when nobody listens)
   if (!kind.waits) return unheard;
   try {
-    const channels = channelsOf(kind);
+    const channels = channelsOf(kind, 'waits');
     if (channels === false) return unheard;
     const start = channels.waitStart;
     const end = channels.waitEnd;
@@ -334,7 +370,7 @@ function endedAs(waiting, signal) {
  * take (after it took): callers catch what it may throw (out of stack).
  */
 function abandoned(instance, kind) {
-  const channels = channelsOf(kind);
+  const channels = channelsOf(kind, 'abandoned');
   if (channels === false || !channels.abandoned.hasSubscribers) return;
   channels.abandoned.publish({ instance, kind: kind.name, threadId });
 }
@@ -347,7 +383,7 @@ function abandoned(instance, kind) {
  * themselves, the first time of the kind and where they are not watched.)
  */
 function tracing(kind, which) {
-  const channels = channelsOf(kind);
+  const channels = channelsOf(kind, which);
   return channels !== false && channels[which] !== null && tracingListened(channels[which]);
 }
 
@@ -399,7 +435,7 @@ function runTraced(kind) {
  * it, the take under way as if it had not thrown.
  */
 function traced(kind, which, instance, method, what, fn, ...args) {
-  const tracing = channelsOf(kind)[which];
+  const tracing = channelsOf(kind, which)[which];
   const context = { instance, kind: kind.name, threadId, method, what };
   let ran = false;
   let taken; // fn's promise, once it has run

@@ -77,6 +77,7 @@ describe('diagnostics: subscribers are seen whenever they come', function () {
     const name = kindName();
     const kind = d.createKind(name);
     assert.strictEqual(d.traced(kind, 'run', 'instance', 'm', {}, async () => 1) instanceof Promise, true);
+    assert.strictEqual(d.tracing(kind, 'acquire'), false); // (an async take's look: each group is made at its first use)
     assert.deepStrictEqual([kind.run, kind.acquire], [false, false]);
     const tracing = dc.tracingChannel(`atomics-waitasync:${name}:acquire`);
     for (const event of ['start', 'end', 'asyncStart', 'asyncEnd', 'error']) {
@@ -93,6 +94,40 @@ describe('diagnostics: subscribers are seen whenever they come', function () {
       assert.strictEqual(kind.acquire, true);
       tracing.start.unbindStore(store);
       assert.strictEqual(kind.acquire, false);
+    }
+  });
+
+  it('each group of a kind\'s channels is made at its first use: subscribers that came before it are heard', () => {
+    const d = freshCopy();
+    const name = kindName();
+    const kind = d.createKind(name);
+    // The run tracing channel first (an executeLocked), where it exists; the waits not yet.
+    if (hasTracing) {
+      assert.strictEqual(d.tracing(kind, 'run'), false);
+      assert.strictEqual(kind.run, false);
+    }
+    assert.deepStrictEqual([kind.waits, kind.acquire], [true, true]);
+    const seen = [];
+    const subscriber = (message) => seen.push(message.outcome);
+    const end = dc.channel(`atomics-waitasync:${name}:wait:end`);
+    end.subscribe(subscriber);
+    try {
+      d.waitEnd(d.waitStart('instance', kind, { lock: true }, true), 'taken');
+      assert.deepStrictEqual(seen, ['taken']);
+      assert.strictEqual(kind.waits, true);
+    } finally {
+      end.unsubscribe(subscriber);
+    }
+    assert.strictEqual(kind.waits, false);
+    const abandoned = dc.channel(`atomics-waitasync:${name}:abandoned`);
+    const lost = [];
+    const onAbandoned = (message) => lost.push(message.kind);
+    abandoned.subscribe(onAbandoned);
+    try {
+      d.abandoned('instance', kind);
+      assert.deepStrictEqual(lost, [name]);
+    } finally {
+      abandoned.unsubscribe(onAbandoned);
     }
   });
 
