@@ -602,7 +602,6 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       return kind.quiet === loadList.length ? lockedAsync(this, kExecute, f, options) : executeTraced(this, f, options);
     }
 
-
     /** `executeLocked(f, options)` under async-mutex's name. */
     runExclusive(f, options) {
       // (Not an AsyncLock, a copy that has no executeLocked: rejects, as executeLocked does.)
