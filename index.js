@@ -133,6 +133,12 @@ function make(name) {
   return Class;
 }
 
+// Built in the order of its keys, each property new when added: data, then
+// the classes' accessors, then data again. (A data property redefined as an
+// accessor, or an accessor in an object literal, turns the object into a
+// dictionary in V8, and every `api.notify(...)` in a caller's code not yet
+// optimised then looks the name up in it: ~100 instructions a call, against
+// ~40 for a property of a fast object.)
 const api = {
   waitAsync: atomics.waitAsync,
   wait: atomics.wait,
@@ -141,35 +147,13 @@ const api = {
   unref: atomics.unref,
   // Puts waitAsync, wait and notify on this thread's Atomics (the polyfill).
   install,
-  // The post's mutex, done right: lib/async-lock.js.
-  AsyncLock: undefined,
-  // A condition variable over an AsyncLock: lib/condition.js.
-  Condition: undefined,
-  // A count down to zero that threads wait on: lib/latch.js.
-  Latch: undefined,
-  // Permits, n at a time, robust: lib/semaphore.js.
-  Semaphore: undefined,
-  // Permits any thread may release, whether or not it took any: lib/signal-semaphore.js.
-  SignalSemaphore: undefined,
-  // N parties meet, then all go on: lib/barrier.js.
-  Barrier: undefined,
-  // Many readers or one writer, robust: lib/rwlock.js.
-  RwLock: undefined,
-  // Every primitive in use in any thread, its holders and waiters; as text.
-  query: function query() {
-    return queried().query();
-  },
-  report: function report(snapshot) {
-    return queried().report(snapshot);
-  },
-  // Opt-in: ERR_DEADLOCK for a wait that closes a cycle; lock-order warnings.
-  detectDeadlocks: (enabled = true) => tracked().detectDeadlocks(enabled),
-  checkLockOrder: (enabled = true) => tracked().checkLockOrder(enabled),
-  // Test-only (not in index.d.ts): registry and pending-waiter counts.
-  waitersForTesting: atomics.waitersForTesting,
 };
 
-// The classes' properties read as data once read (or written) first.
+// The classes (lib/async-lock.js: the post's mutex, done right; a condition
+// variable over it; a count down to zero; permits, n at a time; permits any
+// thread may release; parties that meet; many readers or one writer): each
+// made at the first read of its property, which reads as data from then on
+// (or once written).
 for (const name of Object.keys(makers)) {
   const settle = (value) =>
     Object.defineProperty(api, name, { value, writable: true, enumerable: true, configurable: true });
@@ -188,6 +172,21 @@ for (const name of Object.keys(makers)) {
     configurable: true,
   });
 }
+
+// Every primitive in use in any thread, its holders and waiters; as text.
+api.query = function query() {
+  return queried().query();
+};
+api.report = function report(snapshot) {
+  return queried().report(snapshot);
+};
+// Opt-in: ERR_DEADLOCK for a wait that closes a cycle; lock-order warnings.
+const detectDeadlocks = (enabled = true) => tracked().detectDeadlocks(enabled);
+const checkLockOrder = (enabled = true) => tracked().checkLockOrder(enabled);
+api.detectDeadlocks = detectDeadlocks;
+api.checkLockOrder = checkLockOrder;
+// Test-only (not in index.d.ts): registry and pending-waiter counts.
+api.waitersForTesting = atomics.waitersForTesting;
 
 if (process.env.ATOMICS_WAITASYNC_DEBUG) tracked();
 
