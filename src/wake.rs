@@ -166,8 +166,14 @@ pub fn notify<S: Signal, P: Unpark, D: Copy>(
   key: usize,
   count: usize,
 ) -> usize {
-  let woken = registry.dequeue(key, count);
+  let mut woken = registry.dequeue(key, count);
   let n = woken.len();
+  if n == 1 {
+    if let Some((id, waiter)) = woken.pop() {
+      wake_one(registry, cancel_deadline, key, id, waiter);
+      return 1;
+    }
+  }
   wake(
     registry,
     cancel_deadline,
@@ -175,6 +181,33 @@ pub fn notify<S: Signal, P: Unpark, D: Copy>(
     Settled::Woken,
   );
   n
+}
+
+/// [`wake`] for a notify's one waiter (a lock's, a job's element's: most
+/// notifies that wake anyone): the same steps, without the batching.
+fn wake_one<S: Signal, P: Unpark, D: Copy>(
+  registry: &Registry<Waiter<S, P, D>>,
+  cancel_deadline: &impl Fn(D, WaiterId),
+  key: usize,
+  id: WaiterId,
+  waiter: Waiter<S, P, D>,
+) {
+  match waiter {
+    Waiter::Sync(parker) => parker.unpark(),
+    Waiter::Async {
+      env,
+      slot,
+      deadline,
+    } => {
+      if let Some(at) = deadline {
+        cancel_deadline(at, id);
+      }
+      let how = Settled::Woken;
+      if !env.deliver(&[Woken { slot, id, key, how }]) {
+        pass_on(registry, cancel_deadline, [key]);
+      }
+    }
+  }
 }
 
 /// Wakes waiters taken off their queues, after the registry lock is gone:

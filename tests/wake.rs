@@ -310,3 +310,42 @@ fn a_panic_part_way_through_a_wake_still_unparks_every_sync_waiter() {
     "the sync waiter behind the panic was left asleep"
   );
 }
+
+/// A notify that wakes one async waiter (`wake::notify`'s way for one)
+/// does what one that wakes several does for each: it cancels the
+/// waiter's deadline, with its id, and delivers it to its env as woken,
+/// with its slot, id and key; a sync waiter is unparked.
+#[test]
+fn a_notify_of_one_cancels_its_deadline_and_delivers_it() {
+  let registry = TestRegistry::new();
+  let live = env();
+  let queued = registry.enqueue_if(
+    KEY,
+    || true,
+    |_| Waiter::Async {
+      env: live.clone(),
+      slot: 7,
+      deadline: Some(1234),
+    },
+  );
+  let Enqueued::Queued(id) = queued else {
+    panic!("not queued");
+  };
+  let cancelled = std::sync::Mutex::new(Vec::new());
+  let cancel = |at: u64, id: WaiterId| cancelled.lock().unwrap().push((at, id));
+  assert_eq!(
+    atomics_waitasync::wake::notify(&registry, &cancel, KEY, 1),
+    1
+  );
+  assert_eq!(*cancelled.lock().unwrap(), vec![(1234, id)]);
+  let mut woken = Vec::new();
+  live.drain_into(&mut woken);
+  assert_eq!(woken.len(), 1);
+  assert_eq!((woken[0].slot, woken[0].id, woken[0].key), (7, id, KEY));
+  assert_eq!(woken[0].how, Settled::Woken);
+  let parked = Arc::new(Parked::default());
+  registry.enqueue_if(KEY, || true, |_| Waiter::Sync(parked.clone()));
+  assert_eq!(notify(&registry, KEY, 1), 1);
+  assert_eq!(parked.0.load(Ordering::Relaxed), 1);
+  assert!(registry.is_empty());
+}
