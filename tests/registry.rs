@@ -223,6 +223,35 @@ fn a_notify_or_removal_of_a_key_with_no_queue_allocates_nothing() {
   );
 }
 
+/// In a bucket whose map is full, a notify of a key with no queue still
+/// allocates nothing (a notify finds the key through its map entry, which
+/// would make room for an insert, except in a full map), and one of a key
+/// with waiters works as in any map: its queue empties and stays for its
+/// next waiter.
+#[test]
+fn a_notify_of_a_key_with_no_queue_in_a_full_map_allocates_nothing() {
+  let registry = Registry::<u32>::new();
+  // Keys of one line share a bucket; fill its map to its capacity.
+  let mut keys = (0..16).map(|i| 64 + 4 * i);
+  let mut queued = Vec::new();
+  while queued.is_empty() || registry.map_capacity_of(64) > queued.len() {
+    let key = keys.next().expect("the line has room");
+    queue(&registry, key, key as u32);
+    queued.push(key);
+  }
+  let capacity = registry.map_capacity_of(64);
+  let absent = keys.next().expect("a key of the line with no queue");
+  assert_eq!(registry.dequeue(absent, 1).len(), 0);
+  assert_eq!(
+    registry.map_capacity_of(64),
+    capacity,
+    "a full bucket's map grew"
+  );
+  assert_eq!(dequeued(&registry, queued[0], 1), vec![queued[0] as u32]);
+  assert!(registry.keeps_queue_of(queued[0]));
+  registry.check_invariants();
+}
+
 /// Neighbouring elements (one line, so one bucket) waited on in turn, one
 /// waiter at a time, as neighbouring locks are: each keeps its emptied
 /// queue for its next waiter (no map insert and remove per wait), and a
