@@ -336,9 +336,8 @@ function makeSkippingNotify(binding) {
     if (
       typeof index === 'number' &&
       (typedArray === lastArray || remember(typedArray)) &&
-      index >= 0 &&
-      index < lastLength &&
-      index % 1 === 0
+      index >>> 0 === index && // an integer from 0 to 2^32 - 1 (larger: the slow path)
+      index < lastLength
     ) {
       const address = lastBase + index * lastSize; // exact: below 2^53
       const x = address >>> 0; // mod 2^32
@@ -358,7 +357,7 @@ function makeSkippingNotify(binding) {
       function notify(typedArray, index, count) {
         if (typeof index === 'number' && (typeof count === 'number' || count === undefined)) {
           try {
-            if ((typedArray === lastArray || remember(typedArray)) && index >= 0 && index < lastLength && index % 1 === 0) {
+            if ((typedArray === lastArray || remember(typedArray)) && index >>> 0 === index && index < lastLength) {
               const address = lastBase + index * lastSize;
               const x = address >>> 0;
               if (atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0) === 0) return 0;

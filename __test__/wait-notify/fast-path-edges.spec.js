@@ -51,9 +51,9 @@ describe('notify and waitAsync fast paths', () => {
     await Promise.all(promises);
   });
 
-  it('notify with an index that is fractional, negative, out of range, NaN, -0 or a string does what the spec path does', async () => {
+  it('notify with an index that is fractional, negative, out of range (2^32 + 1 too, which is 1 mod 2^32), NaN, -0 or a string does what the spec path does', async () => {
     const ta = new Int32Array(new SharedArrayBuffer(16));
-    for (const index of [1.5, -1, -0.5, 4, 4.5, 2 ** 53, Infinity, -Infinity, NaN, -0, '0', '1', '1.5', '']) {
+    for (const index of [1.5, -1, -0.5, 4, 4.5, 2 ** 32, 2 ** 32 + 1, -(2 ** 32) + 1, 2 ** 53, Infinity, -Infinity, NaN, -0, '0', '1', '1.5', '']) {
       for (const count of [1, undefined]) {
         // A waiter on element 0 and on element 1, so that a wrong element or count shows.
         const promises = waiting(ta, [0, 1]);
