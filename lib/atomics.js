@@ -286,11 +286,14 @@ function skippingNotify(binding) {
 
 function makeSkippingNotify(binding) {
   const notify = binding.notify;
-  let addressOf, notifyAt, counts;
+  let addressOf, notifyAt, notifyOneAt, counts;
   try {
     const kit = typeof binding.takeNotifyCounts === 'function' ? binding.takeNotifyCounts() : undefined;
     if (kit === undefined || kit === null) return notify;
-    ({ addressOf, notifyAt } = kit);
+    ({ addressOf, notifyAt, notifyOneAt } = kit);
+    // notifyAt(address, 1) with one argument fewer for the binding to read
+    // (a binary from before it had one: the same, through notifyAt).
+    if (typeof notifyOneAt !== 'function') notifyOneAt = (address) => notifyAt(address, 1);
     counts = new Uint8Array(kit.counts);
     // 2^23 one-byte counts, as the slot formula below assumes (a binary
     // with another layout names its kit differently: src/napi/mod.rs).
@@ -343,7 +346,7 @@ function makeSkippingNotify(binding) {
       const x = address >>> 0; // mod 2^32
       if (atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0) === 0) return 0;
       // count: a Number here (notify's fast path) or the coerced count.
-      if (typeof count === 'number') return notifyAt(address, count);
+      if (typeof count === 'number') return count === 1 ? notifyOneAt(address) : notifyAt(address, count);
     }
     return notify(typedArray, index, count);
   }
@@ -361,7 +364,7 @@ function makeSkippingNotify(binding) {
               const address = lastBase + index * lastSize;
               const x = address >>> 0;
               if (atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0) === 0) return 0;
-              return notifyAt(address, count === undefined ? Infinity : count);
+              return count === 1 ? notifyOneAt(address) : notifyAt(address, count === undefined ? Infinity : count);
             }
           } catch (_) {}
         }

@@ -31,7 +31,7 @@ describe('notify skips the native call only when nobody can be waiting', functio
     // ... and nobody else can have it (loading/binding-after-load.spec.js).
     assert.strictEqual(binding.takeNotifyCounts(), undefined);
     for (const key of Reflect.ownKeys(binding)) {
-      assert.ok(!/addressOf|notifyAt|mayWait/i.test(String(key)), `binding.${String(key)}`);
+      assert.ok(!/addressOf|notifyAt|notifyOneAt|mayWait/i.test(String(key)), `binding.${String(key)}`);
       // The one buffer is this thread's own 4-byte "a woken wait got to
       // JS" word (src/sync_wait.rs `WokenMark`), not the counts.
       if (key === 'waitSeen') continue;
@@ -58,11 +58,46 @@ describe('notify skips the native call only when nobody can be waiting', functio
     }
   });
 
-  it('notifyAt wakes by address; a wrong address finds nobody, a bad one throws; the kit comes once (child process)', async () => {
+  it('a notify of one goes to the kit\'s notifyOneAt, others to notifyAt; a kit without notifyOneAt (an older binary) gets all', function () {
+    if (!atomicsTakeUnshared) this.skip(); // (the kit is not used there)
+    const { createAtomics } = require('../../lib/atomics');
+    const base = 1 << 20;
+    const slot = (address) => (((address >>> 2) ^ (address >>> 25)) & ((1 << 23) - 1));
+    const fake = (withOne) => {
+      const calls = [];
+      const counts = new Uint8Array(1 << 23);
+      for (let i = 0; i < 4; i++) counts[slot(base + 4 * i)] = 1; // someone may wait on each element
+      const kit = {
+        counts: counts.buffer,
+        addressOf: () => base,
+        notifyAt: (address, count) => (calls.push(['notifyAt', address, count]), 1),
+      };
+      if (withOne) kit.notifyOneAt = (address) => (calls.push(['notifyOneAt', address]), 1);
+      return { calls, binding: { notify: () => 0, takeNotifyCounts: () => kit } };
+    };
+    const ta = new Int32Array(new SharedArrayBuffer(16));
+    for (const withOne of [true, false]) {
+      const { calls, binding: fakeBinding } = fake(withOne);
+      const { notify: fakeNotify } = createAtomics(fakeBinding, undefined, false);
+      const skipper = skippingNotify(fakeBinding);
+      assert.deepStrictEqual([fakeNotify(ta, 1, 1), fakeNotify(ta, 2), fakeNotify(ta, 3, 2), skipper(ta, 0, 1), skipper(ta, 1, 3)], [1, 1, 1, 1, 1]);
+      const one = withOne ? 'notifyOneAt' : 'notifyAt';
+      const oneCall = (i) => (withOne ? [one, base + 4 * i] : [one, base + 4 * i, 1]);
+      assert.deepStrictEqual(calls, [
+        oneCall(1),
+        ['notifyAt', base + 8, Infinity],
+        ['notifyAt', base + 12, 2],
+        oneCall(0),
+        ['notifyAt', base + 4, 3],
+      ]);
+    }
+  });
+
+  it('notifyAt and notifyOneAt wake by address; a wrong address finds nobody, a bad one throws; the kit comes once (child process)', async () => {
     const result = await runNodeAsync([fixture('fast-notify-kit.js')]);
     assert.deepStrictEqual([result.status, result.signal], [0, null], result.stderr);
     assert.deepStrictEqual(JSON.parse(result.stdout), {
-      kit: ['addressOf', 'counts', 'notifyAt'],
+      kit: ['addressOf', 'counts', 'notifyAt', 'notifyOneAt'],
       counts: true,
       againIsUndefined: true,
       packageFallsBack: true,
@@ -72,6 +107,11 @@ describe('notify skips the native call only when nobody can be waiting', functio
       exact: 1,
       value: 'ok',
       bad: ['RangeError', 'RangeError', 'RangeError', 'RangeError', 'RangeError', 'Error'],
+      oneNeighbour: 0,
+      oneNobody: 0,
+      oneExact: [1, 1, 0],
+      oneValues: ['ok', 'ok'],
+      oneBad: ['RangeError', 'RangeError', 'RangeError', 'RangeError', 'RangeError', 'Error'],
       notAnArray: 'TypeError',
       packageNotify: [0, 1],
       packageValue: 'ok',
