@@ -235,6 +235,19 @@ impl<W> Queues<W> {
     let Entry::Occupied(mut entry) = self.map.entry(key) else {
       return Dequeued::new();
     };
+    // A queue of one that then leaves (a key among many, each waited on
+    // once): its waiter comes out with its entry.
+    if matches!(entry.get(), Queue::One(..))
+      && leaves(self.spare, &self.kept, self.last_dropped, key, 0)
+    {
+      let Queue::One(id, waiter) = entry.remove() else {
+        unreachable!()
+      };
+      self.last_dropped = Some(key);
+      let mut woken = Dequeued::new();
+      woken.push((id, waiter));
+      return woken;
+    }
     let queue = entry.get_mut();
     let woken = Self::pop(queue, count);
     if queue.is_empty() {

@@ -132,7 +132,11 @@ impl<S: Signal> Mailbox<S> {
       return false;
     }
     let was_empty = inbox.woken.is_empty();
-    inbox.woken.extend_from_slice(batch);
+    if let [one] = batch {
+      inbox.woken.push(*one); // (no call of memcpy, as for a slice)
+    } else {
+      inbox.woken.extend_from_slice(batch);
+    }
     if was_empty && !inbox.signal.signal() {
       // It held nothing but this batch: take it back.
       inbox.woken.clear();
