@@ -344,7 +344,7 @@ function makeSkippingNotify(binding) {
     ) {
       const address = lastBase + index * lastSize; // exact: below 2^53
       const x = address >>> 0; // mod 2^32
-      if (atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0) === 0) return 0;
+      if (!atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0)) return 0; // (a count: 0 is the one falsy value)
       // count: a Number here (notify's fast path) or the coerced count.
       if (typeof count === 'number') return count === 1 ? notifyOneAt(address) : notifyAt(address, count);
     }
@@ -363,7 +363,7 @@ function makeSkippingNotify(binding) {
             if ((typedArray === lastArray || remember(typedArray)) && index >>> 0 === index && index < lastLength) {
               const address = lastBase + index * lastSize;
               const x = address >>> 0;
-              if (atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0) === 0) return 0;
+              if (!atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0)) return 0; // (a count: 0 is the one falsy value)
               return count === 1 ? notifyOneAt(address) : notifyAt(address, count === undefined ? Infinity : count);
             }
           } catch (_) {}
