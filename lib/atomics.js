@@ -304,7 +304,6 @@ function makeSkippingNotify(binding) {
   } catch (_) {
     return notify;
   }
-  const mask = counts.length - 1;
   const known = new WeakMap(); // typed array -> [address of element 0, element size]
   let lastArray = null;
   let lastBase = 0;
@@ -343,8 +342,9 @@ function makeSkippingNotify(binding) {
       index < lastLength
     ) {
       const address = lastBase + index * lastSize; // exact: below 2^53
-      const x = address >>> 0; // mod 2^32
-      if (!atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0)) return 0; // (a count: 0 is the one falsy value)
+      // The slot: >>> takes the address mod 2^32; the mask, 2^23 - 1, as
+      // a literal (an operand of the bytecode, not a variable to load).
+      if (!atomicsAdd(counts, ((address >>> 2) ^ (address >>> 25)) & 0x7fffff, 0)) return 0; // (a count: 0 is the one falsy value)
       // count: a Number here (notify's fast path) or the coerced count.
       if (typeof count === 'number') return count === 1 ? notifyOneAt(address) : notifyAt(address, count);
     }
@@ -362,8 +362,7 @@ function makeSkippingNotify(binding) {
           try {
             if ((typedArray === lastArray || remember(typedArray)) && index >>> 0 === index && index < lastLength) {
               const address = lastBase + index * lastSize;
-              const x = address >>> 0;
-              if (!atomicsAdd(counts, ((x >>> 2) ^ (x >>> 25)) & mask, 0)) return 0; // (a count: 0 is the one falsy value)
+              if (!atomicsAdd(counts, ((address >>> 2) ^ (address >>> 25)) & 0x7fffff, 0)) return 0;
               return count === 1 ? notifyOneAt(address) : notifyAt(address, count === undefined ? Infinity : count);
             }
           } catch (_) {}
