@@ -19,6 +19,7 @@
 
 var fs = require('fs');
 var platform = require('./lib/platform.js');
+var isMainThread = require('./lib/describe.js').isMainThread;
 
 var BUILD_COMMAND = 'npx atomics-waitasync-build';
 // Where tests and diagnostics can read which file was loaded.
@@ -123,7 +124,10 @@ function noBinaryError(libc, tag, tried, last) {
 }
 
 function load() {
-  var libc = platform.detectLibc(process.platform, readFile, report, listDir, readText);
+  // /proc/self/maps grows with the process's threads (~60 lines each): a
+  // worker of a pool of 64 would read 200 kB. Workers read the executable's
+  // ELF header instead, whose cost stays put.
+  var libc = platform.detectLibc(process.platform, readFile, report, listDir, isMainThread ? readText : undefined);
   var tag = platform.platformTag(process.platform, process.arch, libc);
   var tried = [];
   var last = null;

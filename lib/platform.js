@@ -74,20 +74,46 @@ function elfInterpreter(bytes, readAt) {
 
 /**
  * 'musl' or 'gnu': the C library a process has mapped, from the text of its
- * /proc/self/maps; null when the text names neither or both (glibc's loader
- * as a shim of gcompat beside musl), or names them in a way not known here
- * (Debian's musl loader is a link to .../x86_64-linux-musl/libc.so).
- * musl's loader is its libc: ld-musl-<arch>.so.1, or libc.musl-<arch>.so.1.
- * glibc maps its loader ld-linux-<arch>.so.N and libc.so.6, or, before
- * 2.34, ld-2.NN.so and libc-2.NN.so.
+ * /proc/self/maps; null when the text names neither or both (glibc's libc
+ * beside musl's), or gcompat, or names its libc in a way not known here
+ * (Debian's musl is mapped as .../x86_64-linux-musl/libc.so). Only the libc's own file
+ * counts, as the last part of a mapped path: musl's is its loader,
+ * ld-musl-<arch>.so.1 (or libc.musl-<arch>.so.1); glibc's is libc.so.6,
+ * or libc-2.NN.so before 2.34. (Not glibc's loader: a musl process may map
+ * a file named like it, gcompat's shim.) The text grows with the process's
+ * threads (~60 lines a worker): binding.js reads it on the main thread only.
  */
 function mappedLibc(maps) {
-  if (typeof maps !== 'string') return null;
+  // gcompat (glibc's names over musl): the executable's loader decides.
+  if (typeof maps !== 'string' || maps.indexOf('/libgcompat.so') !== -1) return null;
   // (indexOf, not a regular expression: compiling one costs more here.)
-  var musl = maps.indexOf('/ld-musl-') !== -1 || maps.indexOf('/libc.musl-') !== -1;
-  var gnu = maps.indexOf('/ld-linux') !== -1 || maps.indexOf('/libc.so.6\n') !== -1 ||
-    maps.indexOf('/ld-2.') !== -1 || maps.indexOf('/libc-2.') !== -1;
+  var musl = mapsName(maps, '/ld-musl-', '.so.1', true) || mapsName(maps, '/libc.musl-', '.so.1', true);
+  var gnu = mapsName(maps, '/libc.so.6', '', false) || mapsName(maps, '/libc-2.', '.so', true);
   return musl === gnu ? null : musl ? 'musl' : 'gnu';
+}
+
+/**
+ * Whether a line of `maps` ends with a path whose last part starts with
+ * `start` (which begins with '/') and ends with `end`, with nothing
+ * between them or, where `between`, only letters, digits, '_' and '.'; or
+ * with that and " (deleted)".
+ */
+function mapsName(maps, start, end, between) {
+  for (var at = maps.indexOf(start); at !== -1; at = maps.indexOf(start, at + 1)) {
+    var line = maps.indexOf('\n', at);
+    if (line === -1) line = maps.length;
+    var name = maps.slice(at + start.length, line);
+    if (name.slice(-10) === ' (deleted)') name = name.slice(0, -10);
+    if (name.slice(name.length - end.length) !== end) continue;
+    var middle = name.slice(0, name.length - end.length);
+    var plain = between || middle === '';
+    for (var i = 0; i < middle.length && plain; i++) {
+      var c = middle.charCodeAt(i);
+      plain = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46;
+    }
+    if (plain) return true;
+  }
+  return false;
 }
 
 /**
@@ -98,8 +124,9 @@ function mappedLibc(maps) {
  * folder, or null; `text(file)`, when given, a whole file as text, or null.
  *
  * First the C library this very process has mapped (its /proc/self/maps,
- * through `text`: one read that costs a fresh thread less than the next
- * step's); then the loader it was started with (the executable's
+ * through `text`, when given: one read that costs a fresh thread less than
+ * the next step's, while the process has few threads); then the loader it
+ * was started with (the executable's
  * PT_INTERP: /lib/ld-musl-x86_64.so.1 or /lib64/ld-linux-x86-64.so.2).
  * Both are right even where the system's libc is another (a musl Node on a
  * glibc host, or the reverse). Then what the system's ldd is; then Node's

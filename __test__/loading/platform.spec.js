@@ -147,7 +147,12 @@ describe('platform: which binary fits the process (lib/platform.js)', function (
       ['glibc whose libc was replaced since the process started', maps('/usr/lib/x86_64-linux-gnu/libc.so.6 (deleted)', '/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 (deleted)'), 'gnu'],
       ['musl on Alpine (the loader is the libc)', maps('/lib/ld-musl-x86_64.so.1'), 'musl'],
       ['musl on arm64', maps('/lib/ld-musl-aarch64.so.1'), 'musl'],
-      ['a glibc Node on Alpine through gcompat (both): not told here', maps('/lib/libgcompat.so.0', '/lib/ld-linux-x86-64.so.2', '/lib/ld-musl-x86_64.so.1'), null],
+      ['a glibc Node on Alpine through gcompat: not told here', maps('/lib/libgcompat.so.0', '/lib/ld-linux-x86-64.so.2', '/lib/ld-musl-x86_64.so.1'), null],
+      ['gcompat whose loader is musl\'s: not told here either', maps('/lib/libgcompat.so.0', '/lib/ld-musl-x86_64.so.1'), null],
+      ['Debian\'s musl beside a path that passes through a folder named ld-linux*', maps('/usr/lib/x86_64-linux-musl/libc.so', '/tmp/ld-linux-demo/node'), null],
+      ['glibc\'s loader alone (a shim may be named so): not told here', maps('/lib64/ld-linux-x86-64.so.2'), null],
+      ['a file named libc.so.6.bak, or a folder named libc-2.31.so', maps('/x/libc.so.6.bak', '/y/libc-2.31.so/z'), null],
+      ['both libcs mapped', maps('/lib/ld-musl-x86_64.so.1', '/usr/lib/x86_64-linux-gnu/libc.so.6'), null],
       ['Debian\'s musl, mapped as .../x86_64-linux-musl/libc.so: not told here', maps('/usr/lib/x86_64-linux-musl/libc.so'), null],
       ['a static executable: nothing mapped', maps(), null],
       ['no text (unreadable)', null, null],
@@ -171,7 +176,7 @@ describe('platform: which binary fits the process (lib/platform.js)', function (
       const never = () => assert.fail('read() called');
       const text = (want) => (file) => (file === '/proc/self/maps' ? want : assert.fail(`text(${file})`));
       assert.strictEqual(platform.detectLibc('linux', never, () => null, () => null, text(maps('/lib/ld-musl-x86_64.so.1'))), 'musl');
-      assert.strictEqual(platform.detectLibc('linux', never, () => null, () => null, text(maps('/lib64/ld-linux-x86-64.so.2'))), 'gnu');
+      assert.strictEqual(platform.detectLibc('linux', never, () => null, () => null, text(maps('/usr/lib/x86_64-linux-gnu/libc.so.6'))), 'gnu');
       assert.strictEqual(platform.detectLibc('linux', files, () => null, () => null, text(maps('/usr/lib/x86_64-linux-musl/libc.so'))), 'musl');
       assert.strictEqual(platform.detectLibc('linux', files, () => null, () => null, text(null)), 'musl');
       assert.strictEqual(platform.detectLibc('darwin', never, () => null, () => null, () => assert.fail('text() called')), null);
