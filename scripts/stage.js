@@ -75,7 +75,7 @@ function load(filename) {
   return made.exports;
 }
 
-files[__filename].call(module.exports, module.exports, requireFrom(__dirname), module, __filename, __dirname);
+sources['index.js'].call(module.exports, module.exports, requireFrom(__dirname), module, __filename, __dirname);
 `;
 
 /** The published index.js: the LOAD_PATH files of `root`, comments out, wrapped, and LOADER. */
