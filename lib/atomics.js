@@ -246,7 +246,8 @@ const isPlainValue = (value) => typeof value === 'number' || typeof value === 'b
  * binding is called with the element's address (`notifyAt`), which skips
  * its own typed-array look-up (half of a native notify).
  *
- * The counts, `addressOf` and `notifyAt` come from the binding's
+ * The counts, `addressOf`, `notifyAt` and `notifyOneAt` (a notify of one:
+ * one argument fewer) come from the binding's
  * `takeNotifyCounts()`, which hands them over once per thread, to the first
  * caller, and keeps nothing of them on the binding object: in other hands,
  * zeroed counts would make every notify in the process skip its waiters,
