@@ -173,6 +173,22 @@ describe('the published index.js bundles the load path', function () {
     assert.deepStrictEqual(result, { asked: ['binding.js', 'lib/atomics.js'], value: 'ok' });
   });
 
+  it('runs where its own file name is another (a bundler\'s output file): the same exports, working', function () {
+    const result = inFreshNode(`
+      const vm = require('vm');
+      const file = path.join(staged, 'index.js');
+      const module = { exports: {} };
+      const wrapper = vm.compileFunction(require('fs').readFileSync(file, 'utf8'), ['exports', 'require', 'module', '__filename', '__dirname'], { filename: file });
+      // A bundler's output file names itself, with the package's folder kept as __dirname.
+      wrapper.call(module.exports, module.exports, Module.createRequire(file), module, path.join(staged, 'out.js'), staged);
+      const api = module.exports;
+      const i32a = new Int32Array(new SharedArrayBuffer(4));
+      const pending = api.waitAsync(i32a, 0, 0);
+      return { woken: api.notify(i32a, 0), value: await pending.value };
+    `);
+    assert.deepStrictEqual(result, { woken: 1, value: 'ok' });
+  });
+
   it('a module of the bundle that throws as it loads leaves no entry in require.cache, as Node would', function () {
     const result = inFreshNode(`
       process.env.ATOMICS_WAITASYNC_BINARY = path.join(staged, 'no-such.node');
