@@ -11,8 +11,9 @@
 //     other's symbols);
 //   - it links only libraries every system of its platform has (the C
 //     library, libSystem, Windows' own DLLs), and in particular no node.exe
-//     or libnode: N-API symbols are looked up at load time (napi's
-//     dyn-symbols), so no import names the host;
+//     or libnode: N-API symbols are bound to the host's at load time (by
+//     the dynamic loader on Linux, napi's dyn-symbols elsewhere), so no
+//     import names the host;
 //   - it asks for no newer system than the package promises: glibc 2.17
 //     (GNU version needs) for -gnu, no glibc at all for -musl, macOS 11.0 on
 //     arm64 and 10.15 on x64 (LC_BUILD_VERSION / LC_VERSION_MIN_MACOSX),

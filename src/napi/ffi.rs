@@ -604,24 +604,38 @@ impl Js {
     if pending {
       return;
     }
-    let (throw_fn, message): (ThrowFn, String) = match failure {
-      Failure::Type(m) => (sys::napi_throw_type_error, m),
-      Failure::Range(m) => (sys::napi_throw_range_error, m),
-      Failure::Error(m) => (sys::napi_throw_error, m),
+    let (kind, message) = match failure {
+      Failure::Type(m) => (ErrorKind::Type, m),
+      Failure::Range(m) => (ErrorKind::Range, m),
+      Failure::Error(m) => (ErrorKind::Error, m),
       Failure::Pending => (
-        sys::napi_throw_error,
+        ErrorKind::Error,
         "atomics-waitasync: N-API call failed".into(),
       ),
     };
     let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    // SAFETY: live env on its thread; message is NUL-terminated and outlives
-    // the call; a null code is allowed.
-    let _ = unsafe { throw_fn(self.env, ptr::null(), message.as_ptr()) };
+    let (env, code, text) = (self.env, ptr::null(), message.as_ptr());
+    // Each call: live env on its thread; message is NUL-terminated and
+    // outlives the call; a null code is allowed.
+    let _ = match kind {
+      // SAFETY: as above.
+      ErrorKind::Type => unsafe { sys::napi_throw_type_error(env, code, text) },
+      // SAFETY: as above.
+      ErrorKind::Range => unsafe { sys::napi_throw_range_error(env, code, text) },
+      // SAFETY: as above.
+      ErrorKind::Error => unsafe { sys::napi_throw_error(env, code, text) },
+    };
   }
 }
 
-type ThrowFn =
-  unsafe fn(sys::napi_env, *const std::ffi::c_char, *const std::ffi::c_char) -> sys::napi_status;
+/// Which JS error [`Js::throw`] throws. (Not a table of N-API's throw
+/// functions: with napi's dyn-symbols those are Rust functions, without it
+/// the host's `extern "C"` ones.)
+enum ErrorKind {
+  Type,
+  Range,
+  Error,
+}
 
 /// A raw N-API callback.
 pub type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
