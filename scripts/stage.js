@@ -2,14 +2,21 @@
 'use strict';
 // The package as published, made in a folder: every file `npm pack` takes
 // from this checkout (its own list, `npm pack --dry-run`), as it is, but
-// index.js. The published index.js is the load path in one file: index.js
-// and the files a thread loads with it (LOAD_PATH), each wrapped as Node
-// wraps a module, their comments taken out line for line
-// (scripts/lib/strip-comments.js). A thread then reads and compiles one
-// file where it read six; the files of lib/ that load later, at a first
-// class or install(), find these modules in require.cache under their own
-// names, as though each had been required (the loader's code is LOADER
-// below). The other files ship as they are, comments and all.
+// index.js, which becomes two files:
+//
+//   index.bundle.js  the load path in one file: index.js and the files a
+//                    thread loads with it (LOAD_PATH), each wrapped as Node
+//                    wraps a module, their comments taken out line for line
+//                    (scripts/lib/strip-comments.js). The files of lib/ that
+//                    load later, at a first class or install(), find these
+//                    modules in require.cache under their own names, as
+//                    though each had been required (LOADER below).
+//   index.js         LOADING below: compiles index.bundle.js with V8's code
+//                    cache, kept in the package's .code-cache/ folder, where
+//                    Node's own loader would compile its text every time.
+//
+// A thread then reads one file (and its code cache) where the checkout has
+// it compile six. The other files ship as they are, comments and all.
 //
 //   node scripts/stage.js <folder>            make the package in <folder> (emptied first)
 //   node scripts/stage.js --pack [<folder>]   and `npm pack` it there: the tarball to publish
@@ -75,10 +82,106 @@ function load(filename) {
   return made.exports;
 }
 
-sources['index.js'].call(module.exports, module.exports, requireFrom(__dirname), module, __filename, __dirname);
+// By its own name: __filename is index.bundle.js's where this file runs as a
+// module of its own, and a bundler's output file where one took it in.
+sources['index.js'].call(module.exports, module.exports, requireFrom(__dirname), module, path.join(__dirname, 'index.js'), __dirname);
 `;
 
-/** The published index.js: the LOAD_PATH files of `root`, comments out, wrapped, and LOADER. */
+// The published index.js. Node 12 syntax; ASCII. ${version} is the package's.
+const LOADING = `'use strict';
+// atomics-waitasync \${version}, as published: the code is index.bundle.js
+// (made by scripts/stage.js from the repository's sources), which this file
+// compiles with V8's code cache. Node compiles a file's text at every load,
+// and compiling is most of what a thread pays to load the package; from
+// the cache, V8 reads the compiled code (the functions that ran as the
+// package loaded, too) in a tenth of the time. The cache is written on a
+// load that finds none (or one V8 does not take, or one made from another
+// bundle), beside the code, in .code-cache/ in this folder, one file per
+// (V8 version, CPU, options that may set V8's flags); written to a
+// temporary name and renamed, so that no thread reads half of one. Where the folder cannot be
+// written (read-only), nothing is cached and the package loads as it would
+// without. ATOMICS_WAITASYNC_CODE_CACHE=0 turns the cache off.
+// Off Node (Bun, Deno), and where Node's own loader did not load this file
+// (a test runner's registry, which may run it in a context of its own), the
+// bundle is required as the module it also is.
+var fs = require('fs');
+var path = require('path');
+
+var BUNDLE = path.join(__dirname, 'index.bundle.js');
+var CACHE_DIR = path.join(__dirname, '.code-cache');
+
+// (This code runs once a thread, cold: a few statements, no loop, and one
+// function, for the load that writes the cache.)
+
+/**
+ * Writes \`file\`: the bundle's bytes, then the script's code cache; unless
+ * anything fails.
+ */
+function writeCache(script, file, bytes) {
+  var temporary = file + '.' + process.pid + '.' + Math.random().toString(36).slice(2) + '.tmp';
+  try {
+    var data = script.createCachedData();
+    fs.mkdirSync(CACHE_DIR, { recursive: true });
+    fs.writeFileSync(temporary, Buffer.concat([bytes, data]));
+    fs.renameSync(temporary, file);
+  } catch (error) {
+    try {
+      fs.unlinkSync(temporary);
+    } catch (ignored) {
+      // Never written.
+    }
+  }
+}
+
+// Node's own loader loaded this file, in the context vm runs code in.
+// (Buffer's latin1Slice, without the JavaScript of toString and compare
+// around it, which a thread would compile first.)
+var Module = module.constructor;
+var bytes = null;
+if (typeof Module === 'function' && Module._cache === require.cache && module instanceof Module &&
+    typeof process.versions.v8 === 'string' && !process.versions.bun && !process.versions.deno &&
+    process.env.ATOMICS_WAITASYNC_CODE_CACHE !== '0') {
+  bytes = fs.readFileSync(BUNDLE);
+  if (typeof bytes.latin1Slice !== 'function') bytes = null;
+}
+
+if (bytes !== null) {
+  // The options that may set V8's flags (the command line's and
+  // NODE_OPTIONS's; not the code of -e), in the cache's name, so that
+  // processes run with other flags, whose cache V8 would not take, keep one
+  // of their own.
+  var options = process.execArgv.length === 0 && !process.env.NODE_OPTIONS ? [] : process.execArgv
+    .concat(String(process.env.NODE_OPTIONS || '').split(' '))
+    .filter(RegExp.prototype.test, /^--/);
+  var cacheFile = path.join(CACHE_DIR, process.versions.v8 + '-' + process.arch +
+    (options.length === 0 ? '' : '-' + encodeURIComponent(options.join('_')).split('*').join('_').slice(0, 120)) + '.cache');
+  var cached = null;
+  try {
+    cached = fs.readFileSync(cacheFile);
+  } catch (error) {
+    // None yet: this load writes it.
+  }
+  // The bundle, ASCII. A cache holds the bundle it was made from, byte for
+  // byte (V8 itself checks only a text's length).
+  var source = bytes.latin1Slice(0, bytes.length);
+  var data = cached !== null && cached.length > bytes.length && cached.latin1Slice(0, bytes.length) === source
+    ? new Uint8Array(cached.buffer, cached.byteOffset + bytes.length, cached.length - bytes.length)
+    : undefined;
+  var vm = require('vm');
+  // The bundle as the body of a function of the module wrapper's
+  // arguments, its lines where they are in the file.
+  var script = new vm.Script('(function (exports, require, module, __filename, __dirname) {' + source + '\\n})', {
+    filename: BUNDLE,
+    cachedData: data,
+  });
+  script.runInThisContext().call(module.exports, module.exports, require, module, __filename, __dirname);
+  if (data === undefined || script.cachedDataRejected) writeCache(script, cacheFile, bytes);
+} else {
+  module.exports = require('./index.bundle.js');
+}
+`;
+
+/** The published index.bundle.js: the LOAD_PATH files of `root`, comments out, wrapped, and LOADER. */
 function bundle(root = ROOT) {
   const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   let out = "'use strict';\n" +
@@ -98,6 +201,14 @@ function bundle(root = ROOT) {
     out += `sources[${JSON.stringify(name)}] = (function (exports, require, module, __filename, __dirname) {\n${code}\n});\n`;
   }
   return out + LOADER.replace(/^\n/, '');
+}
+
+/** The published index.js, which compiles index.bundle.js with its code cache. */
+function loading(root = ROOT) {
+  const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  // Its comments are here, not in the package: a thread compiles the file.
+  const code = stripComments(LOADING, 'index.js').replace(/\n{3,}/g, '\n\n');
+  return code.replace("'use strict';\n", `'use strict';\n// atomics-waitasync ${version}: compiles index.bundle.js with V8's code cache (scripts/stage.js).\n`);
 }
 
 /** What `npm pack` takes from `root`: paths relative to it. */
@@ -121,7 +232,8 @@ function stage(dest, root = ROOT) {
     fs.mkdirSync(path.dirname(to), { recursive: true });
     fs.copyFileSync(path.join(root, file), to);
   }
-  fs.writeFileSync(path.join(dest, 'index.js'), index);
+  fs.writeFileSync(path.join(dest, 'index.bundle.js'), index);
+  fs.writeFileSync(path.join(dest, 'index.js'), loading(root));
   return dest;
 }
 
@@ -146,6 +258,6 @@ function main(argv) {
   }
 }
 
-module.exports = { LOAD_PATH, bundle, stage, packedFiles };
+module.exports = { LOAD_PATH, bundle, loading, stage, packedFiles };
 
 if (require.main === module) main(process.argv.slice(2));

@@ -341,7 +341,7 @@ function plan(options) {
       async run(ctx) {
         const dest = path.join(ctx.work, 'pack');
         fs.mkdirSync(dest, { recursive: true });
-        // The package as published (scripts/stage.js: index.js is the load path in one file), packed.
+        // The package as published (scripts/stage.js: index.bundle.js is the load path in one file), packed.
         const staged = stage(path.join(ctx.work, 'stage'));
         // --ignore-scripts: `prepare` would rebuild the addon (not shipped).
         const out = await must('npm', ['pack', '--ignore-scripts', '--json', '--loglevel=error', '--pack-destination', dest],
@@ -378,13 +378,16 @@ function plan(options) {
       S.extracted = path.join(ctx.work, 'extracted');
       fs.mkdirSync(S.extracted, { recursive: true });
       await must('tar', ['-xzf', S.tarball, '-C', S.extracted]);
-      // index.js is the load path in one file (scripts/stage.js), unless a tarball given to test is a plain `npm pack`.
-      const index = fs.readFileSync(path.join(S.extracted, 'package', 'index.js'), 'utf8');
+      // index.bundle.js is the load path in one file, which index.js compiles with its code
+      // cache (scripts/stage.js), unless a tarball given to test is a plain `npm pack`.
+      const bundleFile = path.join(S.extracted, 'package', 'index.bundle.js');
+      const index = fs.existsSync(bundleFile) ? fs.readFileSync(bundleFile, 'utf8') : '';
       const bundled = LOAD_PATH.filter((name) => index.includes(`sources[${JSON.stringify(name)}] = (function`));
       if (!options.tarball && bundled.length !== LOAD_PATH.length) {
-        throw new Error(`the packed index.js holds ${bundled.length} of the ${LOAD_PATH.length} files of the load path (${LOAD_PATH.join(', ')})`);
+        throw new Error(`the packed index.bundle.js holds ${bundled.length} of the ${LOAD_PATH.length} files of the load path (${LOAD_PATH.join(', ')})`);
       }
-      return `${files.length} files, ${(size / 1024).toFixed(0)} kB, index.js ${bundled.length ? `bundles ${bundled.length} files` : 'as in the repository'}${docs ? `, docs/ shipped (${docs} files)` : ''}`;
+      if (files.some((f) => f.startsWith('.code-cache/'))) throw new Error('the tarball ships a .code-cache/ (a local load\'s)');
+      return `${files.length} files, ${(size / 1024).toFixed(0)} kB, ${bundled.length ? `index.bundle.js bundles ${bundled.length} files` : 'index.js as in the repository'}${docs ? `, docs/ shipped (${docs} files)` : ''}`;
     },
   });
 

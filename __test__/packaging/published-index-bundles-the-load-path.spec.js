@@ -1,10 +1,11 @@
 'use strict';
-// The package as published (scripts/stage.js): its index.js holds the
-// files a thread loads with the package, and a thread compiles that one
-// file where the checkout has it compile six. The files of lib/ that load
-// later find the bundled modules in require.cache, so that no module runs
-// twice. Each case requires a staged copy in a fresh process, whose binary
-// is this checkout's build in prebuilds/, where an install has it.
+// The package as published (scripts/stage.js): its index.bundle.js holds
+// the files a thread loads with the package, which its index.js compiles
+// (with V8's code cache: code-cache.spec.js), where the checkout has a
+// thread compile six. The files of lib/ that load later find the bundled
+// modules in require.cache, so that no module runs twice. Each case
+// requires a staged copy in a fresh process, whose binary is this
+// checkout's build in prebuilds/, where an install has it.
 
 const assert = require('assert');
 const fs = require('fs');
@@ -74,7 +75,7 @@ describe('the published index.js bundles the load path', function () {
   });
 
   it('holds every file of the load path, and the other files as they are', function () {
-    const index = fs.readFileSync(path.join(staged, 'index.js'), 'utf8');
+    const index = fs.readFileSync(path.join(staged, 'index.bundle.js'), 'utf8');
     for (const name of LOAD_PATH) assert.ok(index.includes(`sources[${JSON.stringify(name)}] = (function`), `${name} is not in it`);
     for (const name of ['binding.js', 'lib/atomics.js', 'lib/core.js', 'polyfill.js']) {
       assert.strictEqual(fs.readFileSync(path.join(staged, name), 'utf8'), fs.readFileSync(path.join(root, name), 'utf8'), name);
@@ -151,26 +152,38 @@ describe('the published index.js bundles the load path', function () {
   });
 
   it('where require.cache is not Node\'s (a test runner\'s registry), it requires the files themselves', function () {
+    // A registry as jest's: it compiles each file of the package itself, in
+    // modules of its own, and hands Node's require only builtins and binaries.
     const result = inFreshNode(`
       const vm = require('vm');
-      const file = path.join(staged, 'index.js');
-      const real = Module.createRequire(file);
       const asked = [];
-      const registryRequire = (specifier) => {
-        asked.push(path.isAbsolute(specifier) ? path.relative(staged, specifier).split(path.sep).join('/') : specifier);
-        return real(specifier);
-      };
-      registryRequire.cache = {};
-      const module = { exports: {} };
-      const wrapper = vm.compileFunction(require('fs').readFileSync(file, 'utf8'), ['exports', 'require', 'module', '__filename', '__dirname'], { filename: file });
-      wrapper.call(module.exports, module.exports, registryRequire, module, file, staged);
-      const api = module.exports;
+      const registry = {};
+      function registryRequire(dir) {
+        const require_ = (specifier) => {
+          if (!specifier.startsWith('.') && !path.isAbsolute(specifier)) return require(specifier);
+          const file = path.resolve(dir, specifier);
+          if (file.endsWith('.node')) return require(file);
+          asked.push(path.relative(staged, file).split(path.sep).join('/'));
+          if (registry[file]) return registry[file].exports;
+          const module = (registry[file] = { exports: {} });
+          const wrapper = vm.compileFunction(require('fs').readFileSync(file, 'utf8'),
+            ['exports', 'require', 'module', '__filename', '__dirname'], { filename: file });
+          wrapper.call(module.exports, module.exports, registryRequire(path.dirname(file)), module, file, path.dirname(file));
+          return module.exports;
+        };
+        require_.cache = {};
+        return require_;
+      }
+      const api = registryRequire(staged)('./index.js');
       const i32a = new Int32Array(new SharedArrayBuffer(4));
       const pending = api.waitAsync(i32a, 0, 0);
       api.notify(i32a, 0);
-      return { asked: asked.filter((s) => s.endsWith('.js')), value: await pending.value };
+      return { asked: asked.slice(0, 4), value: await pending.value };
     `);
-    assert.deepStrictEqual(result, { asked: ['binding.js', 'lib/atomics.js'], value: 'ok' });
+    assert.deepStrictEqual(result, {
+      asked: ['index.js', 'index.bundle.js', 'binding.js', 'lib/platform.js'],
+      value: 'ok',
+    });
   });
 
   it('runs where its own file name is another (a bundler\'s output file): the same exports, working', function () {

@@ -1,0 +1,222 @@
+'use strict';
+// The published index.js compiles index.bundle.js with V8's code cache,
+// kept in the package's .code-cache/ folder (scripts/stage.js). What a user
+// relies on: the package loads and works whatever state the cache is in;
+// a load that finds a good cache takes it (and so leaves it as it is: a
+// cache V8 refused, or one made from other code, is written anew); code
+// edited in place runs as edited; nothing is left half-written, even when
+// many threads load at once; and the cache can be turned off. Each case
+// runs fresh processes on one staged copy whose binary is this checkout's
+// build, its .code-cache/ removed first.
+
+const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { runNode } = require('../helpers');
+const { stage } = require('../../scripts/stage');
+const platform = require('../../lib/platform');
+
+const root = path.join(__dirname, '..', '..');
+
+/** This process's prebuilds/ folder name, as binding.js finds it. */
+function platformTag() {
+  const text = (file) => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      return null;
+    }
+  };
+  const libc = platform.detectLibc(process.platform, () => null, () => process.report.getReport(), () => null, text);
+  return platform.platformTag(process.platform, process.arch, libc);
+}
+
+// Loads the staged package, makes one waitAsync settle through notify, and
+// prints what it saw.
+const USE = `
+  const api = require(process.env.STAGED);
+  const i32a = new Int32Array(new SharedArrayBuffer(4));
+  const pending = api.waitAsync(i32a, 0, 0);
+  const woken = api.notify(i32a, 0);
+  pending.value.then((value) => console.log(JSON.stringify({ woken, value, edited: global.editedBundle === 7 })));
+`;
+
+describe('the published index.js loads from a code cache', function () {
+  this.timeout(120000);
+  let staged;
+  let cacheDir;
+  let bundleFile;
+  let bundle;
+
+  /** Runs USE (or `code`) in a fresh Node; returns what it printed, parsed. */
+  function load(options = {}) {
+    const result = runNode([...(options.flags || []), '-e', options.code || USE], {
+      cwd: os.tmpdir(),
+      env: { ...process.env, STAGED: staged, ATOMICS_WAITASYNC_CODE_CACHE: '', ...(options.env || {}) },
+    });
+    assert.strictEqual(result.status, 0, result.stderr);
+    return JSON.parse(result.stdout.trim().split('\n').pop());
+  }
+
+  /** The cache files, by name: { inode, size, startsWithBundle }. */
+  function caches() {
+    if (!fs.existsSync(cacheDir) || !fs.statSync(cacheDir).isDirectory()) return {};
+    const found = {};
+    for (const name of fs.readdirSync(cacheDir)) {
+      const file = path.join(cacheDir, name);
+      const bytes = fs.readFileSync(file);
+      found[name] = {
+        inode: fs.statSync(file).ino,
+        size: bytes.length,
+        startsWithBundle: bytes.length > bundle.length && bytes.subarray(0, bundle.length).equals(bundle),
+      };
+    }
+    return found;
+  }
+
+  const WORKS = { woken: 1, value: 'ok', edited: false };
+
+  before(function () {
+    staged = fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-code-cache-'));
+    stage(staged);
+    const folder = path.join(staged, 'prebuilds', platformTag());
+    fs.mkdirSync(folder, { recursive: true });
+    fs.copyFileSync(path.join(root, 'atomics-waitasync.node'), path.join(folder, 'atomics-waitasync.node'));
+    cacheDir = path.join(staged, '.code-cache');
+    bundleFile = path.join(staged, 'index.bundle.js');
+    bundle = fs.readFileSync(bundleFile);
+  });
+
+  beforeEach(function () {
+    fs.rmSync(cacheDir, { recursive: true, force: true });
+    fs.writeFileSync(bundleFile, bundle);
+  });
+
+  after(function () {
+    if (staged) fs.rmSync(staged, { recursive: true, force: true });
+  });
+
+  it('the first load writes a cache that holds the bundle; the next takes it as it is, on a main thread or a worker', function () {
+    assert.deepStrictEqual(load(), WORKS);
+    const written = caches();
+    const names = Object.keys(written);
+    assert.strictEqual(names.length, 1, JSON.stringify(written));
+    assert.ok(written[names[0]].startsWithBundle, 'the cache starts with the bundle it was made from');
+    assert.ok(written[names[0]].size > bundle.length + 1024, 'and holds compiled code after it');
+    // Taken, not refused: a refused cache is written anew (renamed over: another inode).
+    assert.deepStrictEqual(load(), WORKS);
+    const inWorker = load({
+      code: `
+        const { Worker } = require('worker_threads');
+        new Worker(${JSON.stringify(USE)}, { eval: true }).on('error', (error) => { console.error(error); process.exit(1); });
+      `,
+    });
+    assert.deepStrictEqual(inWorker, WORKS);
+    assert.deepStrictEqual(caches(), written);
+  });
+
+  it('a bundle edited in place runs as edited, though the edit keeps its length', function () {
+    load();
+    const before = caches();
+    const text = bundle.toString('latin1');
+    const line = "'use strict';\n";
+    // Of the same length as the line it replaces: V8 itself would take the old cache.
+    const replacement = 'global.eB=7; \n';
+    assert.ok(text.startsWith(line) && replacement.length === line.length);
+    fs.writeFileSync(bundleFile, replacement + text.slice(line.length), 'latin1');
+    assert.strictEqual(fs.statSync(bundleFile).size, bundle.length);
+    const result = load({ code: USE.replace('global.editedBundle === 7', 'global.eB === 7') });
+    assert.deepStrictEqual(result, { ...WORKS, edited: true });
+    const after = caches();
+    const name = Object.keys(before)[0];
+    assert.notStrictEqual(after[name].inode, before[name].inode, 'the cache is made anew from the edited bundle');
+  });
+
+  it('a cache file that is not one (cut short, or garbage) is replaced, and the package loads', function () {
+    load();
+    const name = Object.keys(caches())[0];
+    const file = path.join(cacheDir, name);
+    for (const bad of [fs.readFileSync(file).subarray(0, bundle.length + 100), Buffer.alloc(4096, 0x5a)]) {
+      fs.writeFileSync(file, bad);
+      assert.deepStrictEqual(load(), WORKS);
+      const now = caches()[name];
+      assert.ok(now.startsWithBundle && now.size > bundle.length + 1024, JSON.stringify(now));
+    }
+  });
+
+  it('where the cache cannot be written, the package loads as without it, and leaves nothing', function () {
+    // A file where the folder would be: mkdir fails as on a read-only install.
+    fs.writeFileSync(cacheDir, 'not a folder');
+    assert.deepStrictEqual(load(), WORKS);
+    assert.deepStrictEqual(load(), WORKS);
+    assert.strictEqual(fs.readFileSync(cacheDir, 'utf8'), 'not a folder');
+    assert.deepStrictEqual(fs.readdirSync(staged).filter((name) => name.endsWith('.tmp')), []);
+    fs.rmSync(cacheDir);
+  });
+
+  it('ATOMICS_WAITASYNC_CODE_CACHE=0 neither reads nor writes one', function () {
+    assert.deepStrictEqual(load({ env: { ATOMICS_WAITASYNC_CODE_CACHE: '0' } }), WORKS);
+    assert.strictEqual(fs.existsSync(cacheDir), false);
+    load();
+    const written = caches();
+    const name = Object.keys(written)[0];
+    fs.writeFileSync(path.join(cacheDir, name), Buffer.alloc(64, 1));
+    assert.deepStrictEqual(load({ env: { ATOMICS_WAITASYNC_CODE_CACHE: '0' } }), WORKS);
+    assert.strictEqual(caches()[name].size, 64, 'not read (nor replaced)');
+  });
+
+  it('processes run with other V8 flags keep a cache of their own, each taken as it is', function () {
+    load();
+    load({ flags: ['--stack-size=900'] });
+    const both = caches();
+    assert.strictEqual(Object.keys(both).length, 2, JSON.stringify(both));
+    load();
+    load({ flags: ['--stack-size=900'] });
+    assert.deepStrictEqual(caches(), both);
+  });
+
+  it('eight workers loading at once, with no cache yet, all load, and leave one whole cache and no temporary file', function () {
+    const result = load({
+      code: `
+        const { Worker } = require('worker_threads');
+        const start = new Int32Array(new SharedArrayBuffer(4));
+        const code = 'const { workerData, parentPort } = require("worker_threads");' +
+          'Atomics.wait(workerData, 0, 0);' +
+          'const api = require(process.env.STAGED);' +
+          'parentPort.postMessage(typeof api.waitAsync);';
+        const workers = [];
+        for (let i = 0; i < 8; i++) workers.push(new Worker(code, { eval: true, workerData: start }));
+        Promise.all(workers.map((worker) => new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject))))
+          .then((types) => { console.log(JSON.stringify(types)); process.exit(0); });
+        Promise.all(workers.map((worker) => new Promise((resolve) => worker.once('online', resolve)))).then(() => {
+          Atomics.store(start, 0, 1);
+          Atomics.notify(start, 0);
+        });
+      `,
+    });
+    assert.deepStrictEqual(result, new Array(8).fill('function'));
+    const names = fs.readdirSync(cacheDir);
+    assert.strictEqual(names.length, 1, names.join(', '));
+    const only = caches()[names[0]];
+    assert.ok(only.startsWithBundle && only.size > bundle.length + 1024, JSON.stringify(only));
+    assert.deepStrictEqual(load(), WORKS);
+    assert.deepStrictEqual(caches()[names[0]].inode, only.inode);
+  });
+
+  it('loaded through a registry that is not Node\'s (a test runner), it neither reads nor writes one', function () {
+    const result = load({
+      code: `
+        const vm = require('vm');
+        const path = require('path');
+        const file = path.join(process.env.STAGED, 'index.js');
+        const module = { exports: {} };
+        const wrapper = vm.compileFunction(require('fs').readFileSync(file, 'utf8'), ['exports', 'require', 'module', '__filename', '__dirname'], { filename: file });
+        wrapper.call(module.exports, module.exports, require('module').createRequire(file), module, file, process.env.STAGED);
+        console.log(JSON.stringify(typeof module.exports.waitAsync));
+      `,
+    });
+    assert.strictEqual(result, 'function');
+    assert.strictEqual(fs.existsSync(cacheDir), false);
+  });
+});
