@@ -38,15 +38,20 @@ const RUN_TIMEOUT_MS = 60000;
 // A run: one program of benchmark/cold/ with its arguments; `threads`: it
 // starts a worker (under valgrind: --fair-sched=yes, so the threads run in
 // turn as on two cores, not whichever the kernel woke first).
-const req = (entry, where) => ({ file: 'require.js', args: ['--entry', entry, '--where', where], threads: where !== 'main' });
+// `env`: variables the run's process gets beside this one's.
+const req = (entry, where, env) => ({ file: 'require.js', args: ['--entry', entry, '--where', where], threads: where !== 'main', env });
 const prog = (file, impl) => ({ file: `${file}.js`, args: ['--impl', impl], threads: file === 'worker-notify' });
-const runKey = (run) => [run.file, ...run.args].join(' ');
+const runKey = (run) => [...Object.entries(run.env || {}).map(([k, v]) => `${k}=${v}`), run.file, ...run.args].join(' ');
+// The published package's first load after install, before it has written
+// its code cache (the loads after take it): scripts/stage.js.
+const NO_CACHE = { ATOMICS_WAITASYNC_CODE_CACHE: '0' };
 
 // Each group's runs are made back to back, in this order in even rounds
 // and reversed in odd ones.
 const GROUPS = [
-  ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'main')),
-  ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'worker')).concat([req('package', 'worker-after-main')]),
+  ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'main')).concat([req('package', 'main', NO_CACHE)]),
+  ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'worker'))
+    .concat([req('package', 'worker-after-main'), req('package', 'worker', NO_CACHE)]),
   ['native', 'addon'].map((i) => prog('worker-notify', i)),
   ['native', 'addon'].map((i) => prog('wait-async', i)),
   ['native', 'addon'].map((i) => prog('first-calls', i)),
@@ -69,6 +74,12 @@ const requireRows = (where, label) => [
   { id: `require-builtins-${where}`, what: `${REQUIRE_WHAT.builtins}, ${label}`, native: req('builtins', where), package: null },
   { id: `require-perf-hooks-${where}`, what: `${REQUIRE_WHAT['perf-hooks']}, ${label}`, native: req('perf-hooks', where), package: null },
   { id: `require-package-${where}`, what: `${REQUIRE_WHAT.package}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('package', where) },
+  {
+    id: `require-package-${where}-no-cache`,
+    what: `… its first load after install, before its code cache is written (ATOMICS_WAITASYNC_CODE_CACHE=0), ${label}`,
+    native: req('empty', where),
+    package: req('package', where, NO_CACHE),
+  },
   { id: `require-polyfill-${where}`, what: `${REQUIRE_WHAT.polyfill}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('polyfill', where) },
   { id: `require-checkout-${where}`, what: `${REQUIRE_WHAT.checkout}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('checkout', where) },
 ];
@@ -99,6 +110,7 @@ const INSTRUCTION_ROWS = [
   { id: 'require-builtins-main', what: 'require(\'worker_threads\') + require(\'util\'), main thread', native: req('builtins', 'main'), package: null },
   { id: 'require-perf-hooks-main', what: 'require(\'perf_hooks\'), main thread', native: req('perf-hooks', 'main'), package: null },
   { id: 'require-package-main', what: 'require(\'<package>\') as published, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('package', 'main') },
+  { id: 'require-package-main-no-cache', what: '… before its code cache is written (ATOMICS_WAITASYNC_CODE_CACHE=0)', native: req('empty', 'main'), package: req('package', 'main', NO_CACHE) },
   { id: 'require-polyfill-main', what: 'require(\'<package>/polyfill\') as published, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('polyfill', 'main') },
   { id: 'require-checkout-main', what: 'require(\'<repo>\'), the checkout\'s own files, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('checkout', 'main') },
   { id: 'require-package-worker', what: 'start a worker that requires \'<package>\' (floor: one that requires the empty file)', native: req('empty', 'worker'), package: req('package', 'worker') },
@@ -138,8 +150,8 @@ const PACKAGE_VARIABLE = 'ATOMICS_WAITASYNC_COLD_PACKAGE';
 
 /**
  * The package as a user installs it, in a temporary folder, removed at
- * exit: scripts/stage.js's copy of this checkout (index.js the load path in
- * one file), with the checkout's build as the prebuilt binary of this
+ * exit: scripts/stage.js's copy of this checkout (index.bundle.js the load
+ * path in one file, compiled by index.js with its code cache), with the checkout's build as the prebuilt binary of this
  * platform, so that its require finds this platform's folder as an
  * install's does (the libc read from /proc/self/exe on Linux included).
  */
@@ -159,9 +171,25 @@ function stagePackage() {
   return dir;
 }
 
+/**
+ * One load of the staged package under `flags`, on the main thread and in a
+ * worker, so that the runs measured after find its code cache written, as
+ * every load after a program's first does.
+ */
+function primeCodeCache(node, flags) {
+  for (const where of ['main', 'worker']) {
+    const run = spawnSync(node, [...flags, path.join(DIR, 'require.js'), '--entry', 'package', '--where', where], {
+      encoding: 'utf8',
+      timeout: RUN_TIMEOUT_MS,
+    });
+    if (run.status !== 0) throw new Error(`priming the code cache (${where}) failed: ${run.stderr}`);
+  }
+}
+
 /** One run in a fresh process: its JSON line. */
 function runOnce(node, run) {
-  const { child, result, why } = d.runJson(node, [path.join(DIR, run.file), ...run.args], { timeout: RUN_TIMEOUT_MS });
+  const env = run.env ? { ...process.env, ...run.env } : process.env;
+  const { child, result, why } = d.runJson(node, [path.join(DIR, run.file), ...run.args], { timeout: RUN_TIMEOUT_MS, env });
   if (child.status !== 0 || !result) throw new Error(`cold/${runKey(run)}: ${why}\n${child.stderr}`);
   if (child.stderr) process.stderr.write(child.stderr);
   return result;
@@ -209,10 +237,17 @@ function measureInstructions(node, reps) {
   for (const row of INSTRUCTION_ROWS) {
     for (const run of [row.native, row.package]) if (run && !runs.some((r) => runKey(r) === runKey(run))) runs.push(run);
   }
+  // The package writes its code cache at its first load with these flags
+  // (V8 takes a cache only under the flags it was made with): that load
+  // is made here, uncounted, as the wall rounds' is in main().
+  primeCodeCache(node, flags);
   const totals = new Map(runs.map((run) => [runKey(run), []]));
   for (let rep = 0; rep < reps; rep++) {
     for (const run of rep % 2 === 0 ? runs : runs.slice().reverse()) {
-      const counted = callgrind(node, flags, path.join(DIR, run.file), run.args, { valgrind: run.threads ? ['--fair-sched=yes'] : [] });
+      const counted = callgrind(node, flags, path.join(DIR, run.file), run.args, {
+        valgrind: run.threads ? ['--fair-sched=yes'] : [],
+        env: run.env ? { ...process.env, ...run.env } : undefined,
+      });
       if (counted.failed) throw new Error(`cold/${runKey(run)} under callgrind: ${counted.failed}`);
       totals.get(runKey(run)).push(counted.instructions);
       process.stderr.write(`  callgrind ${runKey(run)} rep ${rep + 1}/${reps}: ${counted.instructions} (${counted.seconds.toFixed(0)} s)\n`);
@@ -311,6 +346,7 @@ function main(argv) {
   process.env[PACKAGE_VARIABLE] = staged;
   console.error(`the package as published: ${staged}`);
 
+  primeCodeCache(options.node, []);
   const loadBefore = d.load();
   const started = Date.now();
   const rows = measureWall(options.node, options.rounds);
