@@ -312,7 +312,7 @@ function makeSkippingNotify(binding) {
   let lastLength = 0;
 
   /** Makes `typedArray` the last array; false if the binding refuses it. */
-  function remember(typedArray) {
+  const remember = (function remember(typedArray) {
     let entry = known.get(typedArray);
     if (entry === undefined) {
       try {
@@ -333,7 +333,7 @@ function makeSkippingNotify(binding) {
     lastSize = entry[1];
     lastLength = length;
     return true;
-  }
+  });
 
   function notifyUnlessNobodyWaits(typedArray, index, count) {
     if (
@@ -358,7 +358,10 @@ function makeSkippingNotify(binding) {
   notifyMakers.set(
     notifyUnlessNobodyWaits,
     (checked) =>
-      function notify(typedArray, index, count) {
+      // (In parentheses: V8 compiles it with the arrow, at load, where it
+      // would at the first notify: the published package's code cache then
+      // holds it compiled. The same for remember and waitAsync.)
+      (function notify(typedArray, index, count) {
         if (typeof index === 'number' && (typeof count === 'number' || count === undefined)) {
           try {
             if ((typedArray === lastArray || remember(typedArray)) && index >>> 0 === index && index < lastLength) {
@@ -369,7 +372,7 @@ function makeSkippingNotify(binding) {
           } catch (_) {}
         }
         return checked(typedArray, index, count);
-      }
+      })
   );
   return notifyUnlessNobodyWaits;
 }
@@ -434,7 +437,7 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
    * that nothing can throw between its queueing the waiter and the waiter
    * getting its promise. Throws (out of stack) with nothing queued.
    */
-  function reservePromise() {
+  const reservePromise = (function reservePromise() {
     if (pending === null) {
       // Another copy of this module may have registered the table.
       const table = binding[kPendingTable];
@@ -442,7 +445,7 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
       pending = table;
     }
     if (pending.spareResolve === undefined) pending.reserve();
-  }
+  });
 
   /**
    * Atomics.waitAsync(typedArray, index, value[, timeout]): never blocks;
@@ -451,7 +454,7 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
    * doWait's fast path written in: fewer functions for a fresh thread's
    * first call to compile (a 5th argument, `{ signal }`: cancellable).
    */
-  function waitAsync(typedArray, index, value, timeout, options) {
+  const waitAsync = (function waitAsync(typedArray, index, value, timeout, options) {
     // Made before the binding may queue a waiter: near the stack limit,
     // making it can throw (the first times, in the runtime) where the
     // binding's call did not.
@@ -504,7 +507,7 @@ function createAtomics(binding, bindingNotify = skippingNotify(binding), promise
     table.spareResolve = undefined;
     out.value = promise;
     return out;
-  }
+  });
   reflectDefineProperty(waitAsync, 'length', { value: 4 });
 
   /** DoWait steps 1-9, then the binding. */

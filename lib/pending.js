@@ -71,33 +71,20 @@ function pendingPromises(binding) {
 
   const outcomes = new Uint32Array(OUTCOMES);
 
-  // One executor for every promise: no closure per waiter.
+  // One executor for every promise: no closure per waiter. (Each function
+  // here in parentheses: V8 compiles it with pendingPromises, at load, where
+  // it would at a worker's first waitAsync: the published package's code
+  // cache then holds it compiled.)
   let captured;
-  function capture(resolve) {
+  const capture = (function capture(resolve) {
     captured = resolve;
-  }
-
-  // Read and written inline by lib/atomics.js's waitAsync: once the binding
-  // has queued a waiter, nothing may throw before the waiter has its
-  // promise (near the stack limit any call can), or a notify would count a
-  // wake-up nobody sees. So the promise for the next waiter is made before
-  // the binding is called (`reserve`, when there is no spare), and taken
-  // into the slot afterwards with plain property writes, no calls. A call
-  // that returns "not-equal" or "timed-out" leaves the spare for the next.
-  const table = {
-    resolvers: [],
-    arrays: [],
-    live: 0,
-    spare: undefined,
-    spareResolve: undefined,
-    reserve,
-  };
+  });
 
   /**
    * Makes the spare promise. Throws (out of stack or memory) before any
    * waiter is queued for it.
    */
-  function reserve() {
+  const reserve = (function reserve() {
     if (IntrinsicPromise === undefined) {
       const { promise, resolve } = deferredWithoutConstructor();
       table.spare = promise;
@@ -120,9 +107,25 @@ function pendingPromises(binding) {
     }
     table.spare = promise;
     table.spareResolve = resolve;
-  }
+  });
 
-  function settle(n) {
+  // Read and written inline by lib/atomics.js's waitAsync: once the binding
+  // has queued a waiter, nothing may throw before the waiter has its
+  // promise (near the stack limit any call can), or a notify would count a
+  // wake-up nobody sees. So the promise for the next waiter is made before
+  // the binding is called (`reserve`, when there is no spare), and taken
+  // into the slot afterwards with plain property writes, no calls. A call
+  // that returns "not-equal" or "timed-out" leaves the spare for the next.
+  const table = {
+    resolvers: [],
+    arrays: [],
+    live: 0,
+    spare: undefined,
+    spareResolve: undefined,
+    reserve,
+  };
+
+  const settle = (function settle(n) {
     const resolvers = table.resolvers;
     const arrays = table.arrays;
     for (let i = 0; i < n; i++) {
@@ -140,7 +143,7 @@ function pendingPromises(binding) {
       table.resolvers = [];
       table.arrays = [];
     }
-  }
+  });
 
   binding.setSettler(settle, outcomes);
   Object.defineProperty(binding, kTable, { __proto__: null, value: table });

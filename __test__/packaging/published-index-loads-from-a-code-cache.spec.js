@@ -116,6 +116,32 @@ describe('the published index.js loads from a code cache', function () {
     assert.deepStrictEqual(caches(), written);
   });
 
+  it('a thread that loads from the cache compiles none of the package\'s code, nor at its first waitAsync and notify', function () {
+    // V8's log of what it compiles (--log-function-events); the run before
+    // each writes the cache, under the same flags. On a main thread, and in
+    // a worker of a main thread that does not load the package.
+    const log = path.join(staged, 'functions.log');
+    const flags = ['--log-function-events', `--logfile=${log}`, '--no-logfile-per-isolate'];
+    const inWorker = `
+      const { Worker } = require('worker_threads');
+      const code = ${JSON.stringify(USE.replace('console.log(', 'require("worker_threads").parentPort.postMessage('))};
+      new Worker(code, { eval: true }).once('message', (line) => console.log(line));
+    `;
+    const compiled = {};
+    for (const [where, code] of [['main', USE], ['worker', inWorker]]) {
+      fs.rmSync(cacheDir, { recursive: true, force: true });
+      load({ flags, code });
+      assert.deepStrictEqual(load({ flags, code }), WORKS);
+      // script-details,<id>,<file>,...; function,<event>,<script id>,<start>,<end>,<time>,<timestamp>,<name>
+      const lines = fs.readFileSync(log, 'utf8').split('\n').map((line) => line.split(','));
+      fs.rmSync(log);
+      const bundleScripts = new Set(lines.filter((f) => f[0] === 'script-details' && f[2] === bundleFile).map((f) => f[1]));
+      assert.ok(bundleScripts.size > 0, `${where}: the bundle ran`);
+      compiled[where] = lines.filter((f) => f[0] === 'function' && f[1] === 'interpreter' && bundleScripts.has(f[2])).map((f) => f[7] || `@${f[3]}`);
+    }
+    assert.deepStrictEqual(compiled, { main: [], worker: [] });
+  });
+
   it('a bundle edited in place runs as edited, though the edit keeps its length', function () {
     load();
     const before = caches();
