@@ -38,20 +38,20 @@ const RUN_TIMEOUT_MS = 60000;
 // A run: one program of benchmark/cold/ with its arguments; `threads`: it
 // starts a worker (under valgrind: --fair-sched=yes, so the threads run in
 // turn as on two cores, not whichever the kernel woke first).
-// `env`: variables the run's process gets beside this one's.
-const req = (entry, where, env) => ({ file: 'require.js', args: ['--entry', entry, '--where', where], threads: where !== 'main', env });
+// `fresh`: the staged package's code cache is removed before the run, which
+// then loads the package as its first load after install does (compiling
+// it, and writing the cache for the loads after).
+const req = (entry, where, fresh) => ({ file: 'require.js', args: ['--entry', entry, '--where', where], threads: where !== 'main', fresh });
 const prog = (file, impl) => ({ file: `${file}.js`, args: ['--impl', impl], threads: file === 'worker-notify' });
-const runKey = (run) => [...Object.entries(run.env || {}).map(([k, v]) => `${k}=${v}`), run.file, ...run.args].join(' ');
-// The published package's first load after install, before it has written
-// its code cache (the loads after take it): scripts/stage.js.
-const NO_CACHE = { ATOMICS_WAITASYNC_CODE_CACHE: '0' };
+const runKey = (run) => [run.file, ...run.args].join(' ') + (run.fresh ? ' (no code cache yet)' : '');
+const FRESH = true;
 
 // Each group's runs are made back to back, in this order in even rounds
 // and reversed in odd ones.
 const GROUPS = [
-  ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'main')).concat([req('package', 'main', NO_CACHE)]),
+  ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'main')).concat([req('package', 'main', FRESH)]),
   ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'worker'))
-    .concat([req('package', 'worker-after-main'), req('package', 'worker', NO_CACHE)]),
+    .concat([req('package', 'worker-after-main'), req('package', 'worker', FRESH)]),
   ['native', 'addon'].map((i) => prog('worker-notify', i)),
   ['native', 'addon'].map((i) => prog('wait-async', i)),
   ['native', 'addon'].map((i) => prog('first-calls', i)),
@@ -75,10 +75,10 @@ const requireRows = (where, label) => [
   { id: `require-perf-hooks-${where}`, what: `${REQUIRE_WHAT['perf-hooks']}, ${label}`, native: req('perf-hooks', where), package: null },
   { id: `require-package-${where}`, what: `${REQUIRE_WHAT.package}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('package', where) },
   {
-    id: `require-package-${where}-no-cache`,
-    what: `… its first load after install, before its code cache is written (ATOMICS_WAITASYNC_CODE_CACHE=0), ${label}`,
+    id: `require-package-${where}-first`,
+    what: `… its first load after install: no code cache yet (it compiles, and writes one), ${label}`,
     native: req('empty', where),
-    package: req('package', where, NO_CACHE),
+    package: req('package', where, FRESH),
   },
   { id: `require-polyfill-${where}`, what: `${REQUIRE_WHAT.polyfill}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('polyfill', where) },
   { id: `require-checkout-${where}`, what: `${REQUIRE_WHAT.checkout}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('checkout', where) },
@@ -110,7 +110,7 @@ const INSTRUCTION_ROWS = [
   { id: 'require-builtins-main', what: 'require(\'worker_threads\') + require(\'util\'), main thread', native: req('builtins', 'main'), package: null },
   { id: 'require-perf-hooks-main', what: 'require(\'perf_hooks\'), main thread', native: req('perf-hooks', 'main'), package: null },
   { id: 'require-package-main', what: 'require(\'<package>\') as published, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('package', 'main') },
-  { id: 'require-package-main-no-cache', what: '… before its code cache is written (ATOMICS_WAITASYNC_CODE_CACHE=0)', native: req('empty', 'main'), package: req('package', 'main', NO_CACHE) },
+  { id: 'require-package-main-first', what: '… its first load after install: no code cache yet (it compiles, and writes one)', native: req('empty', 'main'), package: req('package', 'main', FRESH) },
   { id: 'require-polyfill-main', what: 'require(\'<package>/polyfill\') as published, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('polyfill', 'main') },
   { id: 'require-checkout-main', what: 'require(\'<repo>\'), the checkout\'s own files, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('checkout', 'main') },
   { id: 'require-package-worker', what: 'start a worker that requires \'<package>\' (floor: one that requires the empty file)', native: req('empty', 'worker'), package: req('package', 'worker') },
@@ -186,10 +186,15 @@ function primeCodeCache(node, flags) {
   }
 }
 
+/** Removes the staged package's code cache (scripts/stage.js). */
+function removeCodeCache() {
+  fs.rmSync(path.join(process.env[PACKAGE_VARIABLE], '.code-cache'), { recursive: true, force: true });
+}
+
 /** One run in a fresh process: its JSON line. */
 function runOnce(node, run) {
-  const env = run.env ? { ...process.env, ...run.env } : process.env;
-  const { child, result, why } = d.runJson(node, [path.join(DIR, run.file), ...run.args], { timeout: RUN_TIMEOUT_MS, env });
+  if (run.fresh) removeCodeCache();
+  const { child, result, why } = d.runJson(node, [path.join(DIR, run.file), ...run.args], { timeout: RUN_TIMEOUT_MS });
   if (child.status !== 0 || !result) throw new Error(`cold/${runKey(run)}: ${why}\n${child.stderr}`);
   if (child.stderr) process.stderr.write(child.stderr);
   return result;
@@ -244,10 +249,8 @@ function measureInstructions(node, reps) {
   const totals = new Map(runs.map((run) => [runKey(run), []]));
   for (let rep = 0; rep < reps; rep++) {
     for (const run of rep % 2 === 0 ? runs : runs.slice().reverse()) {
-      const counted = callgrind(node, flags, path.join(DIR, run.file), run.args, {
-        valgrind: run.threads ? ['--fair-sched=yes'] : [],
-        env: run.env ? { ...process.env, ...run.env } : undefined,
-      });
+      if (run.fresh) removeCodeCache();
+      const counted = callgrind(node, flags, path.join(DIR, run.file), run.args, { valgrind: run.threads ? ['--fair-sched=yes'] : [] });
       if (counted.failed) throw new Error(`cold/${runKey(run)} under callgrind: ${counted.failed}`);
       totals.get(runKey(run)).push(counted.instructions);
       process.stderr.write(`  callgrind ${runKey(run)} rep ${rep + 1}/${reps}: ${counted.instructions} (${counted.seconds.toFixed(0)} s)\n`);

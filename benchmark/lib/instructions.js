@@ -195,11 +195,7 @@ function callgrind(node, nodeFlags, file, args, options = {}) {
     ...args,
   ];
   const started = Date.now();
-  const { child, result, why } = d.runJson('valgrind', valgrindArgs, {
-    timeout: RUN_TIMEOUT_MS,
-    maxBuffer: 64 * 1024 * 1024,
-    env: options.env || process.env,
-  });
+  const { child, result, why } = d.runJson('valgrind', valgrindArgs, { timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
   const text = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
   fs.rmSync(log, { force: true });
   const threads = options.threads ? threadTotals(prefix) : null;
