@@ -121,7 +121,14 @@ function writeCache(script, file, bytes) {
   var temporary = file + '.' + process.pid + '.' + Math.random().toString(36).slice(2) + '.tmp';
   try {
     var data = script.createCachedData();
-    fs.mkdirSync(CACHE_DIR, { recursive: true });
+    // One level, in the package's own folder. (Not { recursive: true }: on
+    // a file system whose mkdir says ENOENT under a folder that exists, as
+    // /proc's does, Node's recursive mkdir retries for ever.)
+    try {
+      fs.mkdirSync(CACHE_DIR);
+    } catch (error) {
+      if (!error || error.code !== 'EEXIST') throw error;
+    }
     fs.writeFileSync(temporary, Buffer.concat([bytes, data]));
     fs.renameSync(temporary, file);
   } catch (error) {
