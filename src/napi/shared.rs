@@ -173,7 +173,10 @@ pub extern "C" fn atomics_waitasync_core_v1() -> *const Exported {
     // ThreadsafeFunction), so load this copy's N-API symbols now. napi-rs
     // does the same at every module init; the library handle stays. (On
     // Linux the dynamic loader bound them as this copy loaded: Cargo.toml.)
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(any(
+      target_env = "msvc",
+      all(not(target_family = "wasm"), not(target_os = "linux"))
+    ))]
     // SAFETY: loads the host process's N-API symbols into this copy's
     // table, as napi-rs's module registration does.
     std::mem::forget(unsafe { napi::sys::setup() });
