@@ -95,9 +95,10 @@ const LOADING = `'use strict';
 // and compiling is most of what a thread pays to load the package; from
 // the cache, V8 reads the compiled code (the functions that ran as the
 // package loaded, too) in a tenth of the time. The cache is written on a
-// load that finds none (or one V8 does not take, or one made from another
-// bundle), beside the code, in .code-cache/ in this folder, one file per
-// (V8 version, CPU, options that may set V8's flags); written to a
+// load that finds none (or one made from another bundle, or one whose two
+// copies of V8's data differ, or, unless it is new, one V8 does not take),
+// beside the code, in .code-cache/ in this folder, one file per (V8
+// version, system, CPU, options that may set V8's flags); written to a
 // temporary name and renamed, so that no thread reads half of one. Where the folder cannot be
 // written (read-only), nothing is cached and the package loads as it would
 // without. ATOMICS_WAITASYNC_CODE_CACHE=0 turns the cache off.
@@ -114,28 +115,47 @@ var CACHE_DIR = path.join(__dirname, '.code-cache');
 // function, for the load that writes the cache.)
 
 /**
- * Writes \`file\`: the bundle's bytes, then the script's code cache; unless
- * anything fails.
+ * Writes \`file\`: the bundle's bytes, then the script's code cache twice;
+ * unless anything fails. Made under a temporary name of this thread's own,
+ * created here (not a file or link that is there already), readable by all
+ * and written by its owner only, whatever the umask allows; then renamed.
+ * The folder and the file are made before the cache, which costs a
+ * thread more than they do: where they cannot be made, nothing is.
  */
 function writeCache(script, file, bytes) {
   var temporary = file + '.' + process.pid + '.' + Math.random().toString(36).slice(2) + '.tmp';
+  var fd = -1;
   try {
-    var data = script.createCachedData();
     // One level, in the package's own folder. (Not { recursive: true }: on
     // a file system whose mkdir says ENOENT under a folder that exists, as
     // /proc's does, Node's recursive mkdir retries for ever.)
     try {
-      fs.mkdirSync(CACHE_DIR);
+      fs.mkdirSync(CACHE_DIR, 493); // 0o755
     } catch (error) {
       if (!error || error.code !== 'EEXIST') throw error;
     }
-    fs.writeFileSync(temporary, Buffer.concat([bytes, data]));
+    fd = fs.openSync(temporary, 'wx', 420); // 0o644
+    var data = script.createCachedData();
+    fs.writeSync(fd, bytes);
+    fs.writeSync(fd, data);
+    fs.writeSync(fd, data);
+    fs.closeSync(fd);
+    fd = -2;
     fs.renameSync(temporary, file);
   } catch (error) {
-    try {
-      fs.unlinkSync(temporary);
-    } catch (ignored) {
-      // Never written.
+    if (fd >= 0) {
+      try {
+        fs.closeSync(fd);
+      } catch (ignored) {
+        // Closed already.
+      }
+    }
+    if (fd !== -1) {
+      try {
+        fs.unlinkSync(temporary);
+      } catch (ignored) {
+        // Renamed after all.
+      }
     }
   }
 }
@@ -160,7 +180,7 @@ if (bytes !== null) {
   var options = process.execArgv.length === 0 && !process.env.NODE_OPTIONS ? [] : process.execArgv
     .concat(String(process.env.NODE_OPTIONS || '').split(' '))
     .filter(RegExp.prototype.test, /^--/);
-  var cacheFile = path.join(CACHE_DIR, process.versions.v8 + '-' + process.arch +
+  var cacheFile = path.join(CACHE_DIR, process.versions.v8 + '-' + process.platform + '-' + process.arch +
     (options.length === 0 ? '' : '-' + encodeURIComponent(options.join('_')).split('*').join('_').slice(0, 120)) + '.cache');
   var cached = null;
   try {
@@ -169,10 +189,15 @@ if (bytes !== null) {
     // None yet: this load writes it.
   }
   // The bundle, ASCII. A cache holds the bundle it was made from, byte for
-  // byte (V8 itself checks only a text's length).
+  // byte (V8 itself checks only a text's length), then V8's data twice:
+  // V8 checks its data's header, not the rest (a release build keeps no
+  // checksum), where a changed bit can crash the process or run other code.
+  // Taken only when the bundle is this one and the copies agree.
   var source = bytes.latin1Slice(0, bytes.length);
-  var data = cached !== null && cached.length > bytes.length && cached.latin1Slice(0, bytes.length) === source
-    ? new Uint8Array(cached.buffer, cached.byteOffset + bytes.length, cached.length - bytes.length)
+  var size = cached === null ? 0 : (cached.length - bytes.length) / 2;
+  var data = size > 0 && size === Math.floor(size) && cached.latin1Slice(0, bytes.length) === source &&
+    cached.latin1Slice(bytes.length, bytes.length + size) === cached.latin1Slice(bytes.length + size, cached.length)
+    ? new Uint8Array(cached.buffer, cached.byteOffset + bytes.length, size)
     : undefined;
   var vm = require('vm');
   // The bundle as the body of a function of the module wrapper's
@@ -182,7 +207,22 @@ if (bytes !== null) {
     cachedData: data,
   });
   script.runInThisContext().call(module.exports, module.exports, require, module, __filename, __dirname);
-  if (data === undefined || script.cachedDataRejected) writeCache(script, cacheFile, bytes);
+  // A cache V8 refused (made under other flags, where the options in its
+  // name do not tell: a worker started with other execArgv, or flags set
+  // as the program runs) is made anew, unless it was made in the last ten
+  // minutes: two kinds of process that share a name would otherwise each
+  // remake it at every load.
+  if (data === undefined) {
+    writeCache(script, cacheFile, bytes);
+  } else if (script.cachedDataRejected) {
+    var made = 0;
+    try {
+      made = fs.statSync(cacheFile).mtimeMs;
+    } catch (error) {
+      // Gone: remade below.
+    }
+    if (!(Date.now() - made < 600000)) writeCache(script, cacheFile, bytes);
+  }
 } else {
   module.exports = require('./index.bundle.js');
 }
@@ -201,6 +241,8 @@ function bundle(root = ROOT) {
   for (const name of LOAD_PATH) {
     const source = fs.readFileSync(path.join(root, name), 'utf8');
     if (/[^\x00-\x7f]/.test(source)) throw new Error(`${name} is not ASCII`);
+    // index.js runs the bundle through vm.Script, which has no loader for import().
+    if (/\bimport\s*\(/.test(stripComments(source, name))) throw new Error(`${name} calls import(), which the bundle cannot`);
     const code = stripComments(source, name).replace(/^\n+/, '').replace(/\n+$/, '');
     // In parentheses: V8 compiles such a function with the file, where it
     // would otherwise scan its text twice (once as the file is compiled,

@@ -59,17 +59,20 @@ describe('the published index.js loads from a code cache', function () {
     return JSON.parse(result.stdout.trim().split('\n').pop());
   }
 
-  /** The cache files, by name: { inode, size, startsWithBundle }. */
+  /** The cache files, by name: { inode, size, startsWithBundle, twice }. */
   function caches() {
     if (!fs.existsSync(cacheDir) || !fs.statSync(cacheDir).isDirectory()) return {};
     const found = {};
     for (const name of fs.readdirSync(cacheDir)) {
       const file = path.join(cacheDir, name);
       const bytes = fs.readFileSync(file);
+      const half = (bytes.length - bundle.length) / 2;
       found[name] = {
         inode: fs.statSync(file).ino,
         size: bytes.length,
         startsWithBundle: bytes.length > bundle.length && bytes.subarray(0, bundle.length).equals(bundle),
+        // V8's data follows twice, the copies alike.
+        twice: half > 0 && bytes.subarray(bundle.length, bundle.length + half).equals(bytes.subarray(bundle.length + half)),
       };
     }
     return found;
@@ -103,6 +106,7 @@ describe('the published index.js loads from a code cache', function () {
     const names = Object.keys(written);
     assert.strictEqual(names.length, 1, JSON.stringify(written));
     assert.ok(written[names[0]].startsWithBundle, 'the cache starts with the bundle it was made from');
+    assert.ok(written[names[0]].twice, 'then holds V8\'s data twice');
     assert.ok(written[names[0]].size > bundle.length + 1024, 'and holds compiled code after it');
     // Taken, not refused: a refused cache is written anew (renamed over: another inode).
     assert.deepStrictEqual(load(), WORKS);
@@ -159,16 +163,47 @@ describe('the published index.js loads from a code cache', function () {
     assert.notStrictEqual(after[name].inode, before[name].inode, 'the cache is made anew from the edited bundle');
   });
 
-  it('a cache file that is not one (cut short, or garbage) is replaced, and the package loads', function () {
+  it('a cache file that is not one (cut short, garbage, a changed bit in V8\'s data) is replaced, and the package loads', function () {
     load();
     const name = Object.keys(caches())[0];
     const file = path.join(cacheDir, name);
-    for (const bad of [fs.readFileSync(file).subarray(0, bundle.length + 100), Buffer.alloc(4096, 0x5a)]) {
+    const good = fs.readFileSync(file);
+    const flipped = Buffer.from(good);
+    // V8 checks its data's header, not what follows: a bit changed there
+    // could crash the load, or run other code.
+    flipped[bundle.length + 300] ^= 0x10;
+    for (const bad of [good.subarray(0, bundle.length + 100), Buffer.alloc(4096, 0x5a), flipped]) {
       fs.writeFileSync(file, bad);
       assert.deepStrictEqual(load(), WORKS);
       const now = caches()[name];
-      assert.ok(now.startsWithBundle && now.size > bundle.length + 1024, JSON.stringify(now));
+      assert.ok(now.startsWithBundle && now.twice && now.size > bundle.length + 1024, JSON.stringify(now));
+      assert.ok(!fs.readFileSync(file).equals(bad), 'made anew');
     }
+  });
+
+  it('the cache is readable by all and written by its owner only, whatever the umask', function () {
+    const result = load({ code: `process.umask(0); ${USE}` });
+    assert.deepStrictEqual(result, WORKS);
+    const name = Object.keys(caches())[0];
+    assert.strictEqual((fs.statSync(cacheDir).mode & 0o777).toString(8), '755');
+    assert.strictEqual((fs.statSync(path.join(cacheDir, name)).mode & 0o777).toString(8), '644');
+  });
+
+  it('a cache V8 refuses for flags its name does not tell is left as it is while new, and made anew once old', function () {
+    load();
+    const name = Object.keys(caches())[0];
+    const file = path.join(cacheDir, name);
+    const before = caches()[name];
+    // Flags set as the program runs: the cache's name is the plain one.
+    const otherFlags = `require('v8').setFlagsFromString('--stack-size=900'); ${USE}`;
+    assert.deepStrictEqual(load({ code: otherFlags }), WORKS);
+    assert.deepStrictEqual(caches()[name], before, 'not made anew: it is new');
+    assert.deepStrictEqual(load(), WORKS);
+    assert.deepStrictEqual(caches()[name], before, 'and still taken by the plain process');
+    const old = new Date(Date.now() - 20 * 60 * 1000);
+    fs.utimesSync(file, old, old);
+    assert.deepStrictEqual(load({ code: otherFlags }), WORKS);
+    assert.notStrictEqual(caches()[name].inode, before.inode, 'made anew once old');
   });
 
   it('where the cache cannot be written, the package loads as without it, and leaves nothing', function () {
@@ -225,7 +260,7 @@ describe('the published index.js loads from a code cache', function () {
     const names = fs.readdirSync(cacheDir);
     assert.strictEqual(names.length, 1, names.join(', '));
     const only = caches()[names[0]];
-    assert.ok(only.startsWithBundle && only.size > bundle.length + 1024, JSON.stringify(only));
+    assert.ok(only.startsWithBundle && only.twice && only.size > bundle.length + 1024, JSON.stringify(only));
     assert.deepStrictEqual(load(), WORKS);
     assert.deepStrictEqual(caches()[names[0]].inode, only.inode);
   });
