@@ -13,7 +13,9 @@
 //     library, libSystem, Windows' own DLLs), and in particular no node.exe
 //     or libnode: N-API symbols are bound to the host's at load time (by
 //     the dynamic loader on Linux, napi's dyn-symbols elsewhere), so no
-//     import names the host;
+//     import names the host; and (ELF) each N-API function it imports is
+//     one Node 12.22 exports (scripts/lib/napi-functions.js): the loader
+//     refuses a binary that imports one its host lacks;
 //   - it asks for no newer system than the package promises: glibc 2.17
 //     (GNU version needs) for -gnu, no glibc at all for -musl, macOS 11.0 on
 //     arm64 and 10.15 on x64 (LC_BUILD_VERSION / LC_VERSION_MIN_MACOSX),
@@ -55,6 +57,7 @@ const ENTRY = 'napi_register_module_v1';
 const SHARED_CORE = 'atomics_waitasync_core_v1';
 // Everything a binary may export, by its C name (Mach-O adds a leading `_`).
 const ALLOWED_EXPORTS = [ENTRY, SHARED_CORE];
+const NAPI_FUNCTIONS = require('./lib/napi-functions');
 // What the toolchain exports whatever the crate says, by format, as the file
 // spells it: zig's Mach-O linker exports its header and __dso_handle from
 // every dylib, and compiler-rt's OS-version checks come with them; zig's
@@ -279,6 +282,14 @@ function checkElf(buf, file, target, options, result) {
   else result.problems.push('no list of system libraries for ' + target.platform + (target.libc ? '-' + target.libc : '') + ' (linux-gnu and linux-musl have one)');
   // On Linux the copies meet through SHARED_CORE: a binary without it keeps a registry of its own.
   checkExports(result, info.exports, target.platform === 'linux' ? [ENTRY, SHARED_CORE] : [ENTRY]);
+  const napi = info.imports.filter(function (name) {
+    return /^(napi_|node_api_)/.test(name);
+  });
+  const missing = napi.filter(function (name) {
+    return NAPI_FUNCTIONS.indexOf(name) === -1;
+  });
+  if (missing.length) result.problems.push('imports N-API ' + missing.join(', ') + ', which Node 12.22 does not export: it would not load there');
+  else if (napi.length) result.facts.push(napi.length + ' N-API imports, all in Node 12.22');
 }
 
 function checkMachO(buf, file, target, options, result) {

@@ -132,6 +132,7 @@ function compareVersions(a, b) {
  *   exports: [names of defined GLOBAL/WEAK/UNIQUE symbols with default or protected visibility],
  *   exportSymbols: [{ name, nameEnd }] (the same, nameEnd: file offset just past the name's last byte),
  *   imports: [names of undefined non-local symbols],
+ *   importSymbols: [{ name, nameEnd }] (the same, nameEnd: file offset just past the name's last byte),
  *   glibc: ['2.2.5', '2.3', ...] (GLIBC_x.y from version needs, numeric only, ascending),
  *   maxGlibc: '2.17' | null,
  * }
@@ -306,6 +307,7 @@ function parseElf(buf, name) {
   const exportsList = [];
   const exportSymbols = [];
   const imports = [];
+  const importSymbols = [];
   const dynsym = firstOfType(SHT_DYNSYM);
   if (dynsym) {
     const size = dynsym.entsize || (is64 ? 24 : 16);
@@ -343,7 +345,10 @@ function parseElf(buf, name) {
       }
       dynamicSymbols.push(sym);
       if (i === 0 || !sym.name || bindNum === 0) continue;
-      if (!sym.defined) imports.push(sym.name);
+      if (!sym.defined) {
+        imports.push(sym.name);
+        importSymbols.push({ name: sym.name, nameEnd: nameOffset + sym.name.length });
+      }
       else if (sym.visibility === 'DEFAULT' || sym.visibility === 'PROTECTED') {
         exportsList.push(sym.name);
         exportSymbols.push({ name: sym.name, nameEnd: nameOffset + sym.name.length });
@@ -399,6 +404,7 @@ function parseElf(buf, name) {
     exports: exportsList,
     exportSymbols: exportSymbols,
     imports: imports,
+    importSymbols: importSymbols,
     glibc: glibc,
     maxGlibc: glibc.length ? glibc[glibc.length - 1] : null,
   };

@@ -83,6 +83,15 @@ function elfCases(original, target, symbols, add) {
     else buf.writeUInt16BE(other, 18);
   });
   exportCases(info.exportSymbols, 'in .dynstr', symbols, add);
+  const napiImport = info.importSymbols.filter(function (s) {
+    return /^napi_/.test(s.name);
+  })[0];
+  if (napiImport) {
+    const renamed = napiImport.name.slice(0, -1) + 'Z';
+    add('an N-API import Node 12.22 lacks (' + napiImport.name + ' -> ' + renamed + ')', /^imports N-API /, function (buf) {
+      renameLast(buf, napiImport.nameEnd, 'Z');
+    });
+  }
   const library = info.libraries[0];
   if (library) {
     const name = library.name.length >= 'libnode.so'.length ? 'libnode.so' : 'libnode';
