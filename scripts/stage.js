@@ -119,8 +119,9 @@ var CACHE_DIR = path.join(__dirname, '.code-cache');
  * unless anything fails. Made under a temporary name of this thread's own,
  * created here (not a file or link that is there already), readable by all
  * and written by its owner only, whatever the umask allows; then renamed.
- * The folder and the file are made before the cache, which costs a
- * thread more than they do: where they cannot be made, nothing is.
+ * Where the folder cannot be written, nothing more is done: the cache
+ * costs a thread more than the checks. (Made before the file is: a worker
+ * terminated while V8 makes it leaves no file behind.)
  */
 function writeCache(script, file, bytes) {
   var temporary = file + '.' + process.pid + '.' + Math.random().toString(36).slice(2) + '.tmp';
@@ -134,20 +135,22 @@ function writeCache(script, file, bytes) {
     } catch (error) {
       if (!error || error.code !== 'EEXIST') throw error;
     }
-    fd = fs.openSync(temporary, 'wx', 420); // 0o644
+    fs.accessSync(CACHE_DIR, fs.constants.W_OK);
     var data = script.createCachedData();
-    fs.writeSync(fd, bytes);
-    fs.writeSync(fd, data);
-    fs.writeSync(fd, data);
-    fs.closeSync(fd);
-    fd = -2;
+    fd = fs.openSync(temporary, 'wx', 420); // 0o644
+    var whole = fs.writeSync(fd, bytes) === bytes.length && fs.writeSync(fd, data) === data.length &&
+      fs.writeSync(fd, data) === data.length;
+    var open = fd;
+    fd = -2; // (closed, or its number given back, even where close fails)
+    fs.closeSync(open);
+    if (!whole) throw new Error('short write');
     fs.renameSync(temporary, file);
   } catch (error) {
     if (fd >= 0) {
       try {
         fs.closeSync(fd);
       } catch (ignored) {
-        // Closed already.
+        // Its number is given back all the same.
       }
     }
     if (fd !== -1) {
@@ -221,7 +224,10 @@ if (bytes !== null) {
     } catch (error) {
       // Gone: remade below.
     }
-    if (!(Date.now() - made < 600000)) writeCache(script, cacheFile, bytes);
+    // (A time of change ahead of the clock, from a copy or another
+    // machine's clock, counts as old.)
+    var age = Date.now() - made;
+    if (!(age >= 0 && age < 600000)) writeCache(script, cacheFile, bytes);
   }
 } else {
   module.exports = require('./index.bundle.js');

@@ -203,7 +203,17 @@ describe('the published index.js loads from a code cache', function () {
     const old = new Date(Date.now() - 20 * 60 * 1000);
     fs.utimesSync(file, old, old);
     assert.deepStrictEqual(load({ code: otherFlags }), WORKS);
-    assert.notStrictEqual(caches()[name].inode, before.inode, 'made anew once old');
+    const remade = caches()[name];
+    assert.notStrictEqual(remade.inode, before.inode, 'made anew once old');
+    // A time of change ahead of the clock (a copy, another machine's clock) counts as old.
+    fs.utimesSync(file, old, old);
+    load(); // the plain process's cache again
+    assert.notStrictEqual(caches()[name].inode, remade.inode);
+    const ahead = new Date(Date.now() + 60 * 60 * 1000);
+    fs.utimesSync(file, ahead, ahead);
+    const aheadInode = caches()[name].inode;
+    assert.deepStrictEqual(load({ code: otherFlags }), WORKS);
+    assert.notStrictEqual(caches()[name].inode, aheadInode, 'made anew though its time is ahead');
   });
 
   it('where the cache cannot be written, the package loads as without it, and leaves nothing', function () {
