@@ -433,7 +433,11 @@ function loadHere(name) {
 /**
  * dlopen()s the arm64 binary under qemu-aarch64 with Debian's aarch64 glibc
  * (libc6-arm64-cross): proves the dynamic loader accepts it and finds
- * napi_register_module_v1. The probe is a 10-line C program built once with zig cc.
+ * napi_register_module_v1. The probe is a small C program built once with
+ * zig cc. It stands in for Node as the binary's host: the binary imports the
+ * N-API functions it calls from the program that loads it (Cargo.toml), so
+ * the probe exports every function Node 12.22 does (scripts/lib/napi-functions.js),
+ * each a stub the probe never calls.
  */
 function dlopenArm64(tool) {
   const sysroot = '/usr/aarch64-linux-gnu';
@@ -441,27 +445,25 @@ function dlopenArm64(tool) {
     return 'skipped (apt-get install qemu-user libc6-arm64-cross to run it)';
   }
   const dir = cacheDir('toolchain', 'dlopen-probe');
-  const probeBin = path.join(dir, 'dlopen-aarch64-' + ZIGLANG);
+  const probeBin = path.join(dir, 'dlopen-aarch64-napi-host-' + ZIGLANG);
   if (!fs.existsSync(probeBin)) {
     const src = path.join(dir, 'dlopen.c');
-    fs.writeFileSync(
-      src,
-      [
-        '#include <dlfcn.h>',
-        '#include <stdio.h>',
-        'int main(int argc, char **argv) {',
-        '  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);',
-        '  if (!h) { printf("dlopen failed: %s\\n", dlerror()); return 1; }',
-        '  void *f = dlsym(h, "napi_register_module_v1");',
-        '  if (!f) { printf("no napi_register_module_v1\\n"); return 1; }',
-        '  printf("dlopen ok, napi_register_module_v1 found\\n");',
-        '  return 0;',
-        '}',
-        '',
-      ].join('\n')
-    );
+    const stubs = require('./lib/napi-functions').map((name) => 'void ' + name + '(void) { abort(); }');
+    const lines = ['#include <dlfcn.h>', '#include <stdio.h>', '#include <stdlib.h>'].concat(stubs, [
+      'int main(int argc, char **argv) {',
+      '  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);',
+      '  if (!h) { printf("dlopen failed: %s\\n", dlerror()); return 1; }',
+      '  void *f = dlsym(h, "napi_register_module_v1");',
+      '  if (!f) { printf("no napi_register_module_v1\\n"); return 1; }',
+      '  printf("dlopen ok, napi_register_module_v1 found\\n");',
+      '  return 0;',
+      '}',
+      '',
+    ]);
+    fs.writeFileSync(src, lines.join('\n'));
     const tmp = probeBin + '.' + process.pid + '.tmp';
-    run(tool.python, ['-m', 'ziglang', 'cc', '-target', 'aarch64-linux-gnu.' + GLIBC, '-o', tmp, src]);
+    // -rdynamic: the stubs are in the dynamic symbol table, where the binary's imports find them.
+    run(tool.python, ['-m', 'ziglang', 'cc', '-target', 'aarch64-linux-gnu.' + GLIBC, '-rdynamic', '-o', tmp, src]);
     fs.renameSync(tmp, probeBin);
   }
   const file = path.join(prebuildsDir, 'linux-arm64-gnu', FILE);
