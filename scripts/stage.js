@@ -292,6 +292,31 @@ function stage(dest, root = ROOT) {
   return dest;
 }
 
+/**
+ * Makes the package as published in `dest` with this checkout's build as
+ * the prebuilt binary of this platform, in prebuilds/<tag>/, where an
+ * install has it (for the tests and the cold benchmark); returns `dest`.
+ */
+function stageWithLocalBuild(dest, root = ROOT) {
+  const built = path.join(root, 'atomics-waitasync.node');
+  if (!fs.existsSync(built)) throw new Error(`${built} does not exist: build the addon first (node scripts/build.js)`);
+  stage(dest, root);
+  const platform = require('../lib/platform');
+  const text = (file) => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      return null;
+    }
+  };
+  const report = () => (process.report ? process.report.getReport() : null);
+  const libc = platform.detectLibc(process.platform, () => null, report, () => null, text);
+  const folder = path.join(dest, 'prebuilds', platform.platformTag(process.platform, process.arch, libc));
+  fs.mkdirSync(folder, { recursive: true });
+  fs.copyFileSync(built, path.join(folder, 'atomics-waitasync.node'));
+  return dest;
+}
+
 function main(argv) {
   const pack = argv.includes('--pack');
   const rest = argv.filter((a) => a !== '--pack');
@@ -313,6 +338,6 @@ function main(argv) {
   }
 }
 
-module.exports = { LOAD_PATH, bundle, loading, stage, packedFiles };
+module.exports = { LOAD_PATH, bundle, loading, stage, stageWithLocalBuild, packedFiles };
 
 if (require.main === module) main(process.argv.slice(2));

@@ -12,23 +12,9 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { runNode } = require('../helpers');
-const { stage, LOAD_PATH } = require('../../scripts/stage');
-const platform = require('../../lib/platform');
+const { stageWithLocalBuild, LOAD_PATH } = require('../../scripts/stage');
 
 const root = path.join(__dirname, '..', '..');
-
-/** This process's prebuilds/ folder name, as binding.js finds it. */
-function platformTag() {
-  const text = (file) => {
-    try {
-      return fs.readFileSync(file, 'utf8');
-    } catch (error) {
-      return null;
-    }
-  };
-  const libc = platform.detectLibc(process.platform, () => null, () => process.report.getReport(), () => null, text);
-  return platform.platformTag(process.platform, process.arch, libc);
-}
 
 // Records each JS file the process compiles (`compiled`, paths relative to
 // `staged`), before anything of the package loads.
@@ -63,11 +49,7 @@ describe('the published index.js bundles the load path', function () {
   }
 
   before(function () {
-    staged = fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-staged-'));
-    stage(staged);
-    const folder = path.join(staged, 'prebuilds', platformTag());
-    fs.mkdirSync(folder, { recursive: true });
-    fs.copyFileSync(path.join(root, 'atomics-waitasync.node'), path.join(folder, 'atomics-waitasync.node'));
+    staged = stageWithLocalBuild(fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-staged-')));
   });
 
   after(function () {

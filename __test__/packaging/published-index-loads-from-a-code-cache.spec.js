@@ -14,23 +14,8 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { runNode } = require('../helpers');
-const { stage } = require('../../scripts/stage');
-const platform = require('../../lib/platform');
+const { stageWithLocalBuild } = require('../../scripts/stage');
 
-const root = path.join(__dirname, '..', '..');
-
-/** This process's prebuilds/ folder name, as binding.js finds it. */
-function platformTag() {
-  const text = (file) => {
-    try {
-      return fs.readFileSync(file, 'utf8');
-    } catch (error) {
-      return null;
-    }
-  };
-  const libc = platform.detectLibc(process.platform, () => null, () => process.report.getReport(), () => null, text);
-  return platform.platformTag(process.platform, process.arch, libc);
-}
 
 // Loads the staged package, makes one waitAsync settle through notify, and
 // prints what it saw.
@@ -81,11 +66,7 @@ describe('the published index.js loads from a code cache', function () {
   const WORKS = { woken: 1, value: 'ok', edited: false };
 
   before(function () {
-    staged = fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-code-cache-'));
-    stage(staged);
-    const folder = path.join(staged, 'prebuilds', platformTag());
-    fs.mkdirSync(folder, { recursive: true });
-    fs.copyFileSync(path.join(root, 'atomics-waitasync.node'), path.join(folder, 'atomics-waitasync.node'));
+    staged = stageWithLocalBuild(fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-code-cache-')));
     cacheDir = path.join(staged, '.code-cache');
     bundleFile = path.join(staged, 'index.bundle.js');
     bundle = fs.readFileSync(bundleFile);

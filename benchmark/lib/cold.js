@@ -156,19 +156,9 @@ const PACKAGE_VARIABLE = 'ATOMICS_WAITASYNC_COLD_PACKAGE';
  * install's does (the libc read from /proc/self/exe on Linux included).
  */
 function stagePackage() {
-  const root = path.join(__dirname, '..', '..');
-  const built = path.join(root, 'atomics-waitasync.node');
-  if (!fs.existsSync(built)) throw new Error(`${built} does not exist: build the addon first (node scripts/build.js)`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-cold-'));
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-  require('../../scripts/stage').stage(dir);
-  const platform = require('../../lib/platform');
-  const report = () => (process.report ? process.report.getReport() : null);
-  const libc = platform.detectLibc(process.platform, () => null, report, () => null);
-  const tag = platform.platformTag(process.platform, process.arch, libc);
-  fs.mkdirSync(path.join(dir, 'prebuilds', tag), { recursive: true });
-  fs.copyFileSync(built, path.join(dir, 'prebuilds', tag, 'atomics-waitasync.node'));
-  return dir;
+  return require('../../scripts/stage').stageWithLocalBuild(dir);
 }
 
 /**
