@@ -31,7 +31,7 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-  performanceNow,
+  monotonicNow,
   threadId,
 } = require('./core.js');
 const { createKind, waitStart, waitEnd, endedAs, tracing, runTraced, loadList, traced } = require('./diagnostics.js');
@@ -206,7 +206,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
       }
       if (!free) {
         if (timeout === 0) throw timeoutError(0);
-        const since = performanceNow();
+        const since = monotonicNow();
         const deadline = timeout === Infinity ? Infinity : since + timeout;
         // Before it joins the line: should this throw, nothing is queued.
         const token = waitStart(mine.instance, mine.kind, op === kWaitForUnlock ? kUnlocked : kLock, false, timeout !== Infinity, since, mine);
@@ -317,7 +317,7 @@ function createAsyncLock({ wait, waitAsync, notify, releaseLock, lockOwner, lock
 
   /** What is left of a take's `timeout` (ms) since it joined the line. */
   function remainingOf(entry, timeout) {
-    return timeout === Infinity ? Infinity : entry.since + timeout - performanceNow();
+    return timeout === Infinity ? Infinity : entry.since + timeout - monotonicNow();
   }
 
   /**

@@ -50,7 +50,7 @@ const {
   ours,
   validatePriority,
   kLabel,
-  performanceNow,
+  monotonicNow,
 } = require('./core.js');
 const { newLine, deferred, join, leave, park, unpark, abandonPark, wake, mayPass, WAITING, GRANTED, ABORTED } = require('./line.js');
 const { heldStateReader } = require('./async-lock.js');
@@ -465,7 +465,7 @@ function createAsyncMutex({ waitAsync, notify, AsyncLock, stakeWatch }) {
     let value = mayPass(s.line, priority) ? takeKept(s, weight) : null;
     if (value === null) {
       // Before it joins the line: should this throw, nothing is queued.
-      const since = performanceNow();
+      const since = monotonicNow();
       const token = waitStart(s.instance, semaphoreKind, { permits: weight }, false, false, since);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       try {

@@ -59,7 +59,7 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-  performanceNow,
+  monotonicNow,
 } = require('./core.js');
 const { createKind, waitStart, waitEnd } = require('./diagnostics.js');
 
@@ -310,7 +310,7 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
       let over = false; // the generation's outcome is known to this party
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       try {
-        const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
+        const deadline = ms === Infinity ? Infinity : monotonicNow() + ms;
         for (;;) {
           const state = Atomics.load(i32a, index);
           const now = standing(i32a, index, generation, state);
@@ -318,7 +318,7 @@ function createBarrier({ wait, waitAsync, notify, stakeWatch }) {
           ended = outcomeOf(now, ended);
           if (now === 1) return arrival;
           if (now === -1) throw brokenError();
-          const remaining = deadline === Infinity ? Infinity : deadline - performanceNow();
+          const remaining = deadline === Infinity ? Infinity : deadline - monotonicNow();
           if (remaining <= 0) {
             if (breakGeneration(i32a, index, stake, generation)) {
               over = true;

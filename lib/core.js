@@ -12,8 +12,7 @@
 
 const {
   describe,
-  performanceNow,
-  performance,
+  monotonicNow,
   isMainThread,
   threadId,
   IntrinsicPromise, // undefined if not found
@@ -24,13 +23,6 @@ const {
   symbolDispose,
   symbolAsyncDispose,
 } = require('./describe.js');
-
-// perf_hooks, whose clock every wait and deadline of the family is in, as
-// the family loads: a thread that only uses waitAsync, wait and notify never
-// loads it, and one that uses a class does not load it in the middle of a
-// take (on Node 14, Node's own perf_hooks cannot load once a program has
-// put `get` on Object.prototype).
-performance();
 
 // Every promise of the primitives is an intrinsic %Promise%, made by an async function
 // and chained only with `await`: never with the global Promise of the moment
@@ -329,7 +321,7 @@ function announcedWait(wait, i32a, index, stake, at, deadline, blocked, a, b) {
   try {
     const seen = Atomics.load(i32a, index);
     if (blocked(seen, a, b)) {
-      const remaining = deadline === Infinity ? Infinity : deadline - performanceNow();
+      const remaining = deadline === Infinity ? Infinity : deadline - monotonicNow();
       if (remaining <= 0) return false;
       wait(i32a, index, seen, remaining);
     }
@@ -428,7 +420,7 @@ class AsyncWait {
     this.i32a = i32a;
     this.index = index;
     this.timeout = timeout;
-    this.deadline = timeout === Infinity ? Infinity : performanceNow() + timeout;
+    this.deadline = timeout === Infinity ? Infinity : monotonicNow() + timeout;
     this.onTimeout = onTimeout;
     this.signal = signal;
     /** When it first waited (0 before). */
@@ -465,14 +457,14 @@ class AsyncWait {
   next(expected, cap) {
     let remaining = Infinity;
     if (this.deadline !== Infinity) {
-      remaining = this.deadline - performanceNow();
+      remaining = this.deadline - monotonicNow();
       if (remaining <= 0) {
         this.timedOut = true;
         throw this.onTimeout(this.timeout);
       }
     }
     if (cap !== undefined && cap < remaining) remaining = cap;
-    if (this.since === 0) this.since = performanceNow();
+    if (this.since === 0) this.since = monotonicNow();
     const result = this.env.waitAsync(this.i32a, this.index, expected, remaining);
     this.woken = false; // 'not-equal': the word changed, look again
     if (!result.async) return undefined;
@@ -648,8 +640,7 @@ function makeReleaser(release, stillHeld, props) {
 }
 
 module.exports = {
-  performanceNow,
-  performance,
+  monotonicNow,
   isMainThread,
   threadId,
   codedError,

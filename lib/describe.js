@@ -84,21 +84,22 @@ const reflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
 const reflectGetPrototypeOf = Reflect.getPrototypeOf;
 const objectKeys = Object.keys;
 
-// Loading perf_hooks costs ~0.8 ms, and worker_threads ~2 ms on the main
-// thread (it loads Node's streams): a thread pays for them only when it
-// first needs them, and most never do.
+// Loading perf_hooks costs ~1 ms, and worker_threads ~2 ms on the main
+// thread (it loads Node's streams): the package never loads the first, and
+// loads the second only where a thread first needs it, which most never do.
 
-// perf_hooks' performance, taken at the first reading of the clock.
-let clock = null;
+// The clock every wait and deadline of the family is in: process.hrtime's,
+// in milliseconds, as performance.now()'s (the same clock, from another
+// origin). Taken as the package loads, so that a program's fake timers,
+// which replace process.hrtime, leave the package's deadlines real, as they
+// leave its timers (Node's timers module).
+const hrtime = process.hrtime;
 
-/** `performance` of perf_hooks: its now() is the time every wait and deadline is in. */
-function performance() {
-  if (clock === null) clock = require('perf_hooks').performance;
-  return clock;
-}
-
-/** performance.now(). */
-const performanceNow = () => (clock === null ? performance() : clock).now();
+/** The time, in milliseconds, on a clock that never goes back (differences only). */
+const monotonicNow = () => {
+  const time = hrtime();
+  return time[0] * 1e3 + time[1] / 1e6;
+};
 
 /**
  * Whether this thread is a worker, and its worker_threads threadId (0 on
@@ -139,8 +140,7 @@ module.exports = {
   typedArrayName,
   typedArrayBuffer,
   typedArrayLength,
-  performanceNow,
-  performance,
+  monotonicNow,
   isMainThread,
   threadId,
   kPendingTable,

@@ -71,7 +71,7 @@
 // Node 18.19 and 19.9), the tracing channels are not there and the calls
 // run untraced.
 
-const { ours, kLabel, performanceNow, threadId } = require('./core.js');
+const { ours, kLabel, monotonicNow, threadId } = require('./core.js');
 // (As found when the package loaded.)
 const {
   reflectApply,
@@ -292,7 +292,7 @@ function watch(channel, update) {
  * `{ mode: 'read' }` ..., docs/debugging.md), `blocking` whether the thread
  * blocks (lock(), acquireSync ...) or an async take waits, `timed` whether
  * it has a timeout (it ends by itself: deadlock detection fails no wait
- * of a cycle it is in), `since` when it started (performance.now(), where
+ * of a cycle it is in), `since` when it started (monotonicNow(), where
  * the take has it at hand; else undefined), `cache` an object of the
  * instance's own, with a `where` property, in which the tracking may keep
  * where its word is (else it keeps that in a WeakMap). Publishes
@@ -314,7 +314,7 @@ function waitStart(instance, kind, what, blocking, timed, since, cache) {
     const end = channels.waitEnd;
     if (!start.hasSubscribers && !end.hasSubscribers) return unheard;
     const message = { instance, kind: kind.name, threadId, what, blocking };
-    const token = { id, message, end, since: performanceNow() };
+    const token = { id, message, end, since: monotonicNow() };
     if (start.hasSubscribers) start.publish(message);
     return token;
   } catch (error) {
@@ -327,7 +327,7 @@ function waitStart(instance, kind, what, blocking, timed, since, cache) {
 /**
  * The wait of `token` (waitStart's) has ended, with `outcome` (see
  * above): publishes wait:end, the start's message with `outcome` and
- * `waited` (ms, performance.now). Never throws: how the take went is not
+ * `waited` (ms, monotonicNow). Never throws: how the take went is not
  * changed by who listens (subscribers' own errors are diagnostics_channel's
  * to report, as uncaught exceptions).
  */
@@ -346,7 +346,7 @@ function waitEnd(token, outcome) {
     const message = token.message;
     if (message === null) return;
     message.outcome = outcome;
-    message.waited = performanceNow() - token.since;
+    message.waited = monotonicNow() - token.since;
     if (token.end.hasSubscribers) token.end.publish(message);
   } catch (_) {
     // (out of stack: the message is lost, the take is not)

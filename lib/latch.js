@@ -39,7 +39,7 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-  performanceNow,
+  monotonicNow,
 } = require('./core.js');
 const { createKind, waitStart, waitEnd } = require('./diagnostics.js');
 
@@ -198,9 +198,9 @@ function createLatch({ wait, waitAsync, notify, stakeWatch }) {
       const token = waitStart(this, kind, kReached, true);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       try {
-        const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
+        const deadline = ms === Infinity ? Infinity : monotonicNow() + ms;
         for (;;) {
-          const remaining = deadline === Infinity ? Infinity : deadline - performanceNow();
+          const remaining = deadline === Infinity ? Infinity : deadline - monotonicNow();
           if (remaining <= 0) {
             ended = 'timeout';
             return false;

@@ -37,7 +37,7 @@
 // Node's timers as found when the package loaded (lib/describe.js).
 const { IntrinsicPromise, setTimer, clearTimer } = require('./describe.js');
 const { deferredWithoutConstructor } = require('./pending.js');
-const { performanceNow } = require('./core.js');
+const { monotonicNow } = require('./core.js');
 
 const WAITING = 0;
 const GO = 1;
@@ -52,7 +52,7 @@ const newLine = () => ({ first: null, last: null, going: null });
 /**
  * Adds a take for `want` (what it asks for: permits, a mode) with
  * `priority` to `line`, behind every entry of the same or a higher
- * priority, waiting since `since` (performance.now()); returns its entry.
+ * priority, waiting since `since` (monotonicNow()); returns its entry.
  */
 function join(line, want, priority, since) {
   const entry = {
@@ -105,14 +105,14 @@ function deferred() {
 
 /**
  * Parks `entry` until `wake` moves it on: returns the promise (an
- * intrinsic one) of its outcome. A finite `deadline` (performance.now()
+ * intrinsic one) of its outcome. A finite `deadline` (monotonicNow()
  * ms) wakes it TIMED_OUT then, a signal ABORTED when it aborts.
  */
 function park(entry, deadline, signal) {
   const { promise, resolve } = deferred();
   entry.resolve = resolve;
   if (deadline !== Infinity) {
-    entry.timer = setTimer(giveUp, Math.max(0, deadline - performanceNow()), entry, TIMED_OUT);
+    entry.timer = setTimer(giveUp, Math.max(0, deadline - monotonicNow()), entry, TIMED_OUT);
   }
   if (signal !== undefined) {
     entry.signal = signal;

@@ -45,7 +45,7 @@
 // releases the word; `instance` and `kind` are what its waits and
 // abandoned takes are reported as (lib/diagnostics.js).
 
-const { codedError, deliver, spinTake, waitEnv, performanceNow, threadId } = require('./core.js');
+const { codedError, deliver, spinTake, waitEnv, monotonicNow, threadId } = require('./core.js');
 const { waitStart, waitEnd, abandoned } = require('./diagnostics.js');
 
 const UNLOCKED = 0;
@@ -159,7 +159,7 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
     for (;;) {
       const seen = Atomics.load(i32a, index);
       if (seen === HANDED && !w.woken && env.queued.n === 0) {
-        const now = performanceNow();
+        const now = monotonicNow();
         if (w.handedAt === 0) w.handedAt = now;
         if (now - w.handedAt < kGrace) return HANDED;
       } else if (seen !== HANDED) {
@@ -179,7 +179,7 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
         continue;
       }
       let want = seen | WAITERS;
-      if (w.since !== 0 && (seen & FAIR) === 0 && performanceNow() - w.since >= kFairAfter) want |= FAIR;
+      if (w.since !== 0 && (seen & FAIR) === 0 && monotonicNow() - w.since >= kFairAfter) want |= FAIR;
       if (want === seen || Atomics.compareExchange(i32a, index, seen, want) === seen) return want;
     }
   }
@@ -232,7 +232,7 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
    */
   function lockWait(i32a, index, ms, mine) {
     if (spinTake(takeSeenFree, i32a, index, mine)) return true;
-    const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
+    const deadline = ms === Infinity ? Infinity : monotonicNow() + ms;
     const w = waitState();
     for (;;) {
       const expected = claim(i32a, index, mine, w);
@@ -241,10 +241,10 @@ function createOwnedWord({ wait, waitAsync, notify, releaseLock, lockOwner }) {
       if (ms === Infinity && (expected & OWNER) === me) throw deadlockError();
       let remaining = Infinity;
       if (deadline !== Infinity) {
-        remaining = deadline - performanceNow();
+        remaining = deadline - monotonicNow();
         if (remaining <= 0) return false; // the word keeps WAITERS: one spare notify later
       }
-      if (w.since === 0) w.since = performanceNow();
+      if (w.since === 0) w.since = monotonicNow();
       w.woken = wait(i32a, index, expected, waitFor(expected, remaining)) === 'ok';
     }
   }

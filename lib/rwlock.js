@@ -70,7 +70,7 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-  performanceNow,
+  monotonicNow,
 } = require('./core.js');
 const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line.js');
 const { createKind, waitStart, waitEnd, abandoned, endedAs, tracing, traced } = require('./diagnostics.js');
@@ -322,7 +322,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
    */
   function lockWait(i32a, index, stake, write, ms) {
     if (spinTake(takeSync, i32a, index, stake, write)) return true;
-    const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
+    const deadline = ms === Infinity ? Infinity : monotonicNow() + ms;
     const counted = write && countWaitingWriter(i32a, index, stake);
     let took = false;
     try {
@@ -414,7 +414,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
     if (!(mayPass(line, priority) && takeAsync(i32a, index, stake, write))) {
       if (timeout === 0) throw timeoutError(0, write);
       // Before it joins the line: should this throw, nothing is queued.
-      const since = performanceNow();
+      const since = monotonicNow();
       const token = waitStart(rwlock, kind, write ? kWrite : kRead, false, timeout !== Infinity, since);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       let entry = null;
@@ -437,7 +437,7 @@ function createRwLock({ wait, waitAsync, notify, stakeWatch }) {
           if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
         goOn(entry); // (when it was not woken so)
-        const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performanceNow();
+        const remaining = timeout === Infinity ? Infinity : entry.since + timeout - monotonicNow();
         if (remaining <= 0) {
           ended = 'timeout';
           throw timeoutError(timeout, write);

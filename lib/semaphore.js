@@ -52,7 +52,7 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-  performanceNow,
+  monotonicNow,
 } = require('./core.js');
 const { newLine, join, leave, park, unpark, abandonPark, wakeFirst, goesOn, goOn, mayPass, GO, TIMED_OUT } = require('./line.js');
 const { createKind, waitStart, waitEnd, endedAs, tracing, traced } = require('./diagnostics.js');
@@ -209,7 +209,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
    */
   function waitForPermits(i32a, index, stake, n, ms) {
     if (spinTake(take, i32a, index, stake, n)) return true;
-    const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
+    const deadline = ms === Infinity ? Infinity : monotonicNow() + ms;
     for (;;) {
       if (!announcedWait(wait, i32a, index, stake, kAnnounced, deadline, fewerThan, n)) return false;
       if (take(i32a, index, stake, n)) return true;
@@ -271,7 +271,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (!(mayPass(line, priority) && take(i32a, index, stake, n))) {
       if (timeout === 0) throw timeoutError(0);
       // Before it joins the line: should this throw, nothing is queued.
-      const since = performanceNow();
+      const since = monotonicNow();
       const token = waitStart(semaphore, kind, { permits: n }, false, timeout !== Infinity, since);
       let ended = 'error'; // how the wait ended (lib/diagnostics.js)
       let entry = null;
@@ -292,7 +292,7 @@ function createSemaphore({ wait, waitAsync, notify, stakeWatch }) {
           if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
         }
         goOn(entry); // (when it was not woken so)
-        const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performanceNow();
+        const remaining = timeout === Infinity ? Infinity : entry.since + timeout - monotonicNow();
         if (remaining <= 0) {
           ended = 'timeout';
           throw timeoutError(timeout);

@@ -47,7 +47,7 @@ const {
   abortReason,
   slotOptions,
   kLabel,
-  performanceNow,
+  monotonicNow,
 } = require('./core.js');
 const { createKind, waitStart, waitEnd, endedAs } = require('./diagnostics.js');
 const { kMax, kSignalStake, kStakeInts, kAnnounced, kOwed, take, add, announce, withdraw } = require('./signal-count.js');
@@ -112,7 +112,7 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     const token = waitStart(semaphore, kind, { permits: n }, true);
     let outcome = 'error'; // how the wait ended (lib/diagnostics.js)
     try {
-      const deadline = ms === Infinity ? Infinity : performanceNow() + ms;
+      const deadline = ms === Infinity ? Infinity : monotonicNow() + ms;
       for (;;) {
         if (!announcedWait(wait, i32a, index, stake, kAnnounced, deadline, fewerThan, n)) {
           outcome = 'timeout';
@@ -143,7 +143,7 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
     if (mayPass(line, priority) && takes(i32a, index, stake, n)) return;
     if (timeout === 0) throw timeoutError(0);
     // Before it joins the line: should this throw, nothing is queued.
-    const since = performanceNow();
+    const since = monotonicNow();
     const token = waitStart(semaphore, kind, { permits: n }, false, false, since);
     let ended = 'error'; // how the wait ended (lib/diagnostics.js)
     let entry = null;
@@ -164,7 +164,7 @@ function createSignalSemaphore({ wait, waitAsync, notify, stakeWatch }) {
         if (outcome !== GO || (signal !== undefined && signal.aborted)) throw abortReason(signal);
       }
       goOn(entry); // (when it was not woken so)
-      const remaining = timeout === Infinity ? Infinity : entry.since + timeout - performanceNow();
+      const remaining = timeout === Infinity ? Infinity : entry.since + timeout - monotonicNow();
       if (remaining <= 0) {
         ended = 'timeout';
         throw timeoutError(timeout);

@@ -26,7 +26,7 @@
 // makes the tracking then where it is set), or by detectDeadlocks() /
 // checkLockOrder(), for every thread of the process.
 
-const { codedError, kLabel, kKindOfLabel, performance, threadId } = require('./core.js');
+const { codedError, kLabel, kKindOfLabel, monotonicNow, threadId } = require('./core.js');
 const { describe, isPromise } = require('./describe.js');
 
 const DETECT = 1;
@@ -127,7 +127,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   /**
    * A take of `instance` (class `label`, kLabel's) starts to wait, for
    * `what` (permits; 1 read or 2 write; 1), blocking or not, with a
-   * timeout or not, since `since` (performance.now()'s; undefined: now),
+   * timeout or not, since `since` (monotonicNow()'s; undefined: now),
    * `cache` (optional) an object of the instance's where its word's
    * address is kept (else in a WeakMap):
    * its id, for waitEnd. Throws ERR_DEADLOCK if, with
@@ -161,7 +161,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   const free = []; // the free slots (page * PAGE_SLOTS + slot), taken from the end
   let generation = 0; // the last a slot was given (1 to 2 ** 31 - 1, round and round)
   const keys = new WeakMap(); // instance -> { key, base }: its word's address and its buffer's
-  let timeOrigin = 0; // performance.timeOrigin
+  let timeOrigin = 0; // Date.now() less monotonicNow(), at the first page
   // (A wait whose end is lost, out of stack in waitEnd, stays listed until
   // the thread ends: a thread's next blocking wait may have started inside
   // the first's, in a subscriber of its wait:start, so it cannot tell.)
@@ -206,7 +206,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
     pageInts.push(ints);
     pageDoubles.push(new Float64Array(ints.buffer));
     if (header === null) {
-      timeOrigin = performance().timeOrigin;
+      timeOrigin = Date.now() - monotonicNow();
       header = ints;
     }
     for (let slot = PAGE_SLOTS - 1; slot >= 1; slot--) free.push(page * PAGE_SLOTS + slot);
@@ -215,7 +215,7 @@ function createTracking({ diagWait, diagWaitEnd, diagTook, diagFlags, diagPage, 
   /**
    * Writes a wait into a free slot (its fields, then its generation, which
    * makes it seen); its id for waitEnd: the slot's, below 0. `since` is
-   * performance.now()'s, or undefined (now). Plain stores: Atomics.store
+   * monotonicNow()'s, or undefined (now). Plain stores: Atomics.store
    * is a call in V8 11 (~115 instructions each, 1.3 % of a take that
    * waits). They reach memory in order on x64; on a weakly ordered CPU
    * (arm64) a look at the very moment a wait starts may pair its

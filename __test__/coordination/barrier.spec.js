@@ -223,14 +223,25 @@ describe('Barrier', function () {
     assert.strictEqual(queued(barrier), 0);
   });
 
-  it('a party whose wait throws (here performance.now, standing in for the stack limit) breaks the generation for the others', async () => {
+  it('a party whose wait throws (here Atomics.load, standing in for the stack limit) breaks the generation for the others', async () => {
     const barrier = new Barrier(3);
     let outcome = null;
     const mine = barrier.arriveAndWaitAsync().then((arrival) => (outcome = arrival), (error) => (outcome = error.code));
     await until(() => queued(barrier) === 1, 'the main thread to wait');
     const w = worker(
       `(barrier, data, wd, port) => {
-        require('perf_hooks').performance.now = () => {
+        // The first Atomics.load after this party's arrival (a
+        // compareExchange that took) throws, once: the wait's first look.
+        const { compareExchange, load } = Atomics;
+        let arrived = false;
+        Atomics.compareExchange = function (typedArray, index, expected, replacement) {
+          const was = compareExchange(typedArray, index, expected, replacement);
+          if (was === expected) arrived = true;
+          return was;
+        };
+        Atomics.load = function (typedArray, index) {
+          if (!arrived) return load(typedArray, index);
+          Object.assign(Atomics, { compareExchange, load });
           throw new RangeError('stand-in');
         };
         try {

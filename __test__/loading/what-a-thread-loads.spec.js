@@ -1,8 +1,8 @@
 'use strict';
 // What loading the package costs a thread: only what waitAsync, wait and
 // notify need. The family's classes, query(), the deadlock switches and
-// the polyfill's machinery load at their first use, as do perf_hooks and,
-// on the main thread, worker_threads. Each case runs in a fresh process:
+// the polyfill's machinery load at their first use, as does, on the main
+// thread, worker_threads; perf_hooks never loads. Each case runs in a fresh process:
 // this one has loaded everything already.
 
 const assert = require('assert');
@@ -73,17 +73,21 @@ describe('what a thread loads with the package', function () {
     }
   });
 
-  it('a class loads at its first read, works, and shows its state in util.inspect', function () {
+  it('a class loads at its first read, works, and shows its state in util.inspect; its timed waits load no perf_hooks', function () {
     const seen = inFreshNode(`${LOADED}
       const api = require(root);
       const before = loaded(new Set()).ours;
+      const builtinsBefore = new Set(process.moduleLoadList);
       const { AsyncLock } = api;
       const lock = new AsyncLock();
       const took = lock.tryLock();
+      const timedOut = !new api.Condition().wait(lock, 5); // (a timed wait's deadline)
       const shown = require('util').inspect(lock);
       lock.unlock();
-      return { before, after: loaded(new Set()).ours, took, shown, same: api.AsyncLock === AsyncLock };
+      return { before, after: loaded(new Set()).ours, took, timedOut, shown, same: api.AsyncLock === AsyncLock, builtins: loaded(builtinsBefore).builtins };
     `);
+    assert.ok(!seen.builtins.includes('perf_hooks'), `perf_hooks loaded: ${seen.builtins.join(', ')}`);
+    assert.strictEqual(seen.timedOut, true);
     assert.ok(!seen.before.includes('lib/async-lock.js'));
     assert.ok(seen.after.includes('lib/async-lock.js'));
     assert.ok(!seen.after.includes('lib/semaphore.js'), 'another class loaded with it');

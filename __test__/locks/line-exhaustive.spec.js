@@ -99,17 +99,17 @@ function createAsyncLockOnTheSequenceClock() {
   const paths = [require.resolve('../../lib/line'), require.resolve('../../lib/async-lock')];
   const cached = paths.map((p) => require.cache[p]);
   const { setTimer: realSet, clearTimer: realClear } = runtime;
-  const realNow = core.performanceNow;
+  const realNow = core.monotonicNow;
   try {
     for (const p of paths) delete require.cache[p];
     runtime.setTimer = setManualTimer;
     runtime.clearTimer = clearManualTimer;
-    core.performanceNow = () => clock.now;
+    core.monotonicNow = () => clock.now;
     return require('../../lib/async-lock').createAsyncLock;
   } finally {
     runtime.setTimer = realSet;
     runtime.clearTimer = realClear;
-    core.performanceNow = realNow;
+    core.monotonicNow = realNow;
     paths.forEach((p, i) => {
       if (cached[i] === undefined) delete require.cache[p];
       else require.cache[p] = cached[i];
