@@ -46,38 +46,52 @@ function install(options) {
 const triple = { wait: atomics.wait, waitAsync: atomics.waitAsync, notify: atomics.notify };
 const { stakeWatch } = binding;
 
-// Each class of the family, from its factory in lib/.
+// Each class of the family, from its factory in lib/. (Each function, and
+// make, tracked and the getters below, in parentheses: compiled with the
+// file, and so in the published package's code cache, where a thread's
+// first class would compile them.)
 const makers = {
   // The lock also releases a contended word through the binding (free and
   // notify in one call).
-  AsyncLock: () =>
-    require('./lib/async-lock.js').createAsyncLock({
+  AsyncLock: (function AsyncLock() {
+    return require('./lib/async-lock.js').createAsyncLock({
       ...triple,
       releaseLock: binding.releaseLock,
       lockOwner: binding.lockOwner,
       lockWatch: binding.lockWatch,
-    }),
+    });
+  }),
   // A condition variable over the lock, which it releases and re-takes
   // through the lock's own methods as made (before any wrapping of
   // lib/tracking.js's).
-  Condition: () => {
+  Condition: (function Condition() {
     const AsyncLock = make('AsyncLock');
     return require('./lib/condition.js').createCondition({ ...triple, AsyncLock, lockMethods, stakeWatch });
-  },
+  }),
   // A count down to zero.
-  Latch: () => require('./lib/latch.js').createLatch({ ...triple, stakeWatch }),
+  Latch: (function Latch() {
+    return require('./lib/latch.js').createLatch({ ...triple, stakeWatch });
+  }),
   // Permits taken and given back n at a time; what a thread holds when it
   // ends comes back (the binding's stakeWatch).
-  Semaphore: () => require('./lib/semaphore.js').createSemaphore({ ...triple, stakeWatch }),
+  Semaphore: (function Semaphore() {
+    return require('./lib/semaphore.js').createSemaphore({ ...triple, stakeWatch });
+  }),
   // A count any thread may add to, taken n at a time; a take is consumed
   // (what a thread took stays taken when it ends; its waits are undone).
-  SignalSemaphore: () => require('./lib/signal-semaphore.js').createSignalSemaphore({ ...triple, stakeWatch }),
+  SignalSemaphore: (function SignalSemaphore() {
+    return require('./lib/signal-semaphore.js').createSignalSemaphore({ ...triple, stakeWatch });
+  }),
   // Parties that meet, generation after generation; broken for all when one
   // times out, aborts or ends while it waits.
-  Barrier: () => require('./lib/barrier.js').createBarrier({ ...triple, stakeWatch }),
+  Barrier: (function Barrier() {
+    return require('./lib/barrier.js').createBarrier({ ...triple, stakeWatch });
+  }),
   // Many readers or one writer; what a thread holds when it ends is given
   // back.
-  RwLock: () => require('./lib/rwlock.js').createRwLock({ ...triple, stakeWatch }),
+  RwLock: (function RwLock() {
+    return require('./lib/rwlock.js').createRwLock({ ...triple, stakeWatch });
+  }),
 };
 
 // Each take that waits, registered for query(); deadlock detection and
@@ -87,7 +101,7 @@ const makers = {
 // as the thread loads the package, whatever it goes on to use.
 let tracking = null;
 
-function tracked() {
+const tracked = (function tracked() {
   if (tracking === null) {
     const made = require('./lib/tracking.js').createTracking(binding);
     require('./lib/diagnostics.js').setTracking(made);
@@ -95,7 +109,7 @@ function tracked() {
     tracking = made;
   }
   return tracking;
-}
+});
 
 // Who holds and waits for what, in every thread: lib/query.js.
 let queries = null;
@@ -113,7 +127,7 @@ const classes = { __proto__: null };
 let lockMethods = null;
 
 /** A class of the family, made once: inspectable as its state, its takes tracked. */
-function make(name) {
+const make = (function make(name) {
   if (classes[name] !== undefined) return classes[name];
   const Class = makers[name]();
   if (name === 'AsyncLock') {
@@ -131,7 +145,7 @@ function make(name) {
   tracked().start([Class]);
   classes[name] = Class;
   return Class;
-}
+});
 
 // Built in the order of its keys, each property new when added: data, then
 // the classes' accessors, then data again. (A data property redefined as an
@@ -155,10 +169,11 @@ const api = {
 // made at the first read of its property, which reads as data from then on
 // (or once written).
 for (const name of Object.keys(makers)) {
-  const settle = (value) =>
-    Object.defineProperty(api, name, { value, writable: true, enumerable: true, configurable: true });
+  const settle = (function settle(value) {
+    return Object.defineProperty(api, name, { value, writable: true, enumerable: true, configurable: true });
+  });
   Object.defineProperty(api, name, {
-    get() {
+    get: (function get() {
       const Class = make(name);
       try {
         settle(Class);
@@ -166,7 +181,7 @@ for (const name of Object.keys(makers)) {
         // (frozen by the program: it reads the made class each time)
       }
       return Class;
-    },
+    }),
     set: settle,
     enumerable: true,
     configurable: true,

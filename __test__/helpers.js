@@ -287,7 +287,7 @@ function copyPackage(from, to, binary) {
       if (fs.statSync(path.join(a, name)).isDirectory()) copy(path.join(a, name), path.join(b, name));
       else fs.copyFileSync(path.join(a, name), path.join(b, name));
     }
-  })(from, to, ['index.js', 'index.bundle.js', 'binding.js', 'package.json', 'lib'].filter((name) => fs.existsSync(path.join(from, name))));
+  })(from, to, ['index.js', 'index.bundle.js', 'lib.bundle.js', 'binding.js', 'package.json', 'lib'].filter((name) => fs.existsSync(path.join(from, name))));
   const copied = path.join(to, 'atomics-waitasync.node');
   fs.copyFileSync(binary, copied);
   return copied;

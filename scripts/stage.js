@@ -38,6 +38,18 @@ const ROOT = path.join(__dirname, '..');
 // checks that a thread of the staged package loads no other file of it.
 const LOAD_PATH = ['index.js', 'binding.js', 'lib/platform.js', 'lib/describe.js', 'lib/atomics.js', 'lib/pending.js'];
 
+// What a thread loads later, at its first class of the family, query() or
+// deadlock switch: lib.bundle.js, which index.js compiles with a code
+// cache of its own at the first require of one of these files from the
+// load path. (Not the polyfill's files, which cost a thread less than this
+// bundle's cache would; not lib/async-mutex.js, which async-mutex.js
+// requires from its own file.)
+const LATER = [
+  'lib/core.js', 'lib/diagnostics.js', 'lib/owned-word.js', 'lib/line.js', 'lib/tracking.js', 'lib/async-lock.js',
+  'lib/condition.js', 'lib/latch.js', 'lib/semaphore.js', 'lib/signal-count.js', 'lib/signal-semaphore.js',
+  'lib/barrier.js', 'lib/rwlock.js', 'lib/query.js',
+];
+
 // The published index.js runs this after `sources` (each file's code as a
 // function of Node's module wrapper's arguments). Node 12 syntax; ASCII.
 const LOADER = `
@@ -53,14 +65,39 @@ var cache = isModuleOfCache(Module) ? require.cache : null;
 var files = {};
 for (var name in sources) files[path.join(__dirname, name)] = sources[name];
 
+// The files of lib.bundle.js (LATER), and index.js's function that runs it
+// with its code cache: runLater(use) calls use(sources), sources null where
+// the bundle cannot be read (lib's files then load themselves). Null once
+// called, and where this file runs as a module of its own.
+var LATER = /*LATER*/;
+var runLater = arguments.length > 5 && typeof arguments[5] === 'function' ? arguments[5] : null;
+
 /** The require of a module of the bundle in folder dir. */
 function requireFrom(dir) {
   return function require_(specifier) {
     if (specifier.charAt(0) !== '.') return require(specifier);
     var filename = path.join(dir, specifier);
+    if (files[filename] === undefined && runLater !== null &&
+        LATER.indexOf(path.relative(__dirname, filename).split(path.sep).join('/')) >= 0) {
+      return loadLater(filename);
+    }
     return files[filename] === undefined ? require(filename) : load(filename);
   };
 }
+
+/**
+ * The module \`filename\` of lib.bundle.js, whose modules join this bundle's
+ * as it runs. (In parentheses, as is its function: compiled with the file,
+ * and so in its code cache.)
+ */
+var loadLater = (function loadLater(filename) {
+  var run = runLater;
+  runLater = null;
+  return run((function (later) {
+    if (later !== null) for (var name in later) files[path.join(__dirname, name)] = later[name];
+    return files[filename] === undefined ? require(filename) : load(filename);
+  }));
+});
 
 /** A module of the bundle, as Module._load would make it: cached first, uncached if it throws. */
 function load(filename) {
@@ -163,28 +200,14 @@ function writeCache(script, file, bytes) {
   }
 }
 
-// Node's own loader loaded this file, in the context vm runs code in.
-// (Buffer's latin1Slice, without the JavaScript of toString and compare
-// around it, which a thread would compile first.)
-var Module = module.constructor;
-var bytes = null;
-if (typeof Module === 'function' && Module._cache === require.cache && module instanceof Module &&
-    typeof process.versions.v8 === 'string' && !process.versions.bun && !process.versions.deno &&
-    process.env.ATOMICS_WAITASYNC_CODE_CACHE !== '0') {
-  bytes = fs.readFileSync(BUNDLE);
-  if (typeof bytes.latin1Slice !== 'function') bytes = null;
-}
-
-if (bytes !== null) {
-  // The options that may set V8's flags (the command line's and
-  // NODE_OPTIONS's; not the code of -e), in the cache's name, so that
-  // processes run with other flags, whose cache V8 would not take, keep one
-  // of their own.
-  var options = process.execArgv.length === 0 && !process.env.NODE_OPTIONS ? [] : process.execArgv
-    .concat(String(process.env.NODE_OPTIONS || '').split(' '))
-    .filter(RegExp.prototype.test, /^--/);
-  var cacheFile = path.join(CACHE_DIR, process.versions.v8 + '-' + process.platform + '-' + process.arch +
-    (options.length === 0 ? '' : '-' + encodeURIComponent(options.join('_')).split('*').join('_').slice(0, 120)) + '.cache');
+/**
+ * Runs \`bundle\` (the bytes of <name>.bundle.js, a module's code) as the
+ * module \`target\`, compiled with its code cache; then \`use(target.exports)\`
+ * where \`use\` is given, so that the cache, written after, holds what that
+ * compiled too; returns what \`use\` returned.
+ */
+var runBundle = (function runBundle(name, bytes, target, use) {
+  var cacheFile = path.join(CACHE_DIR, name + '-' + CACHE_KEY + '.cache');
   var cached = null;
   try {
     cached = fs.readFileSync(cacheFile);
@@ -202,22 +225,21 @@ if (bytes !== null) {
     cached.latin1Slice(bytes.length, bytes.length + size) === cached.latin1Slice(bytes.length + size, cached.length)
     ? new Uint8Array(cached.buffer, cached.byteOffset + bytes.length, size)
     : undefined;
-  var vm = require('vm');
   // The bundle as the body of a function of the module wrapper's
-  // arguments, its lines where they are in the file.
+  // arguments (and runLater), its lines where they are in the file.
   var script = new vm.Script('(function (exports, require, module, __filename, __dirname) {' + source + '\\n})', {
-    filename: BUNDLE,
+    filename: path.join(__dirname, name + '.bundle.js'),
     cachedData: data,
   });
-  script.runInThisContext().call(module.exports, module.exports, require, module, __filename, __dirname);
+  script.runInThisContext().call(target.exports, target.exports, require, target, __filename, __dirname, runLater);
+  var result = use === null ? undefined : use(target.exports);
   // A cache V8 refused (made under other flags, where the options in its
   // name do not tell: a worker started with other execArgv, or flags set
   // as the program runs) is made anew, unless it was made in the last ten
   // minutes: two kinds of process that share a name would otherwise each
   // remake it at every load.
-  if (data === undefined) {
-    writeCache(script, cacheFile, bytes);
-  } else if (script.cachedDataRejected) {
+  var write = data === undefined;
+  if (!write && script.cachedDataRejected) {
     var made = 0;
     try {
       made = fs.statSync(cacheFile).mtimeMs;
@@ -227,35 +249,94 @@ if (bytes !== null) {
     // (A time of change ahead of the clock, from a copy or another
     // machine's clock, counts as old.)
     var age = Date.now() - made;
-    if (!(age >= 0 && age < 600000)) writeCache(script, cacheFile, bytes);
+    write = !(age >= 0 && age < 600000);
   }
+  // lib.bundle.js's once the thread's code of this turn and its promise
+  // jobs have run, so that it holds the functions a first take or wait
+  // compiled too (its classes' methods compile at their first call).
+  if (write && use === null) writeCache(script, cacheFile, bytes);
+  else if (write) setImmediate(writeCache, script, cacheFile, bytes);
+  return result;
+});
+
+/**
+ * lib.bundle.js's modules, as index.bundle.js asks for them at the first
+ * require of one: use(its exports), or use(null) where it cannot be read.
+ */
+function runLater(use) {
+  var bytes = null;
+  try {
+    bytes = fs.readFileSync(path.join(__dirname, 'lib.bundle.js'));
+  } catch (error) {
+    // Not there (a copy of part of the package): lib's files load themselves.
+  }
+  return bytes === null ? use(null) : runBundle('lib', bytes, { exports: {} }, use);
+}
+
+// Node's own loader loaded this file, in the context vm runs code in.
+// (Buffer's latin1Slice, without the JavaScript of toString and compare
+// around it, which a thread would compile first.)
+var Module = module.constructor;
+if (typeof Module === 'function' && Module._cache === require.cache && module instanceof Module &&
+    typeof process.versions.v8 === 'string' && !process.versions.bun && !process.versions.deno &&
+    process.env.ATOMICS_WAITASYNC_CODE_CACHE !== '0' && typeof Buffer.prototype.latin1Slice === 'function') {
+  // The options that may set V8's flags (the command line's and
+  // NODE_OPTIONS's; not the code of -e), in the caches' names, so that
+  // processes run with other flags, whose cache V8 would not take, keep
+  // ones of their own.
+  var options = process.execArgv.length === 0 && !process.env.NODE_OPTIONS ? [] : process.execArgv
+    .concat(String(process.env.NODE_OPTIONS || '').split(' '))
+    .filter(RegExp.prototype.test, /^--/);
+  var CACHE_KEY = process.versions.v8 + '-' + process.platform + '-' + process.arch +
+    (options.length === 0 ? '' : '-' + encodeURIComponent(options.join('_')).split('*').join('_').slice(0, 120));
+  var vm = require('vm');
+  runBundle('index', fs.readFileSync(BUNDLE), module, null);
 } else {
   module.exports = require('./index.bundle.js');
 }
 `;
 
-/** The published index.bundle.js: the LOAD_PATH files of `root`, comments out, wrapped, and LOADER. */
-function bundle(root = ROOT) {
-  const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-  let out = "'use strict';\n" +
-    `// atomics-waitasync ${version}, as published: index.js and the files a thread\n` +
-    `// loads with it (${LOAD_PATH.slice(1).join(', ')}),\n` +
-    '// in one file, their comments taken out; made by scripts/stage.js from the\n' +
-    "// repository's sources, where each file is whole. The package's other\n" +
-    '// files are as in the repository.\n' +
-    'var sources = {};\n';
-  for (const name of LOAD_PATH) {
+/** `names` (files of `root`), comments out, each wrapped as Node wraps a module: `${into}[name] = (function ...);`. */
+function wrapped(root, names, into) {
+  let out = '';
+  for (const name of names) {
     const source = fs.readFileSync(path.join(root, name), 'utf8');
     if (/[^\x00-\x7f]/.test(source)) throw new Error(`${name} is not ASCII`);
-    // index.js runs the bundle through vm.Script, which has no loader for import().
+    // index.js runs the bundles through vm.Script, which has no loader for import().
     if (/\bimport\s*\(/.test(stripComments(source, name))) throw new Error(`${name} calls import(), which the bundle cannot`);
     const code = stripComments(source, name).replace(/^\n+/, '').replace(/\n+$/, '');
     // In parentheses: V8 compiles such a function with the file, where it
     // would otherwise scan its text twice (once as the file is compiled,
-    // again at its first call). Each is called as the package loads.
-    out += `sources[${JSON.stringify(name)}] = (function (exports, require, module, __filename, __dirname) {\n${code}\n});\n`;
+    // again at its first call); and the code cache holds it.
+    out += `${into}[${JSON.stringify(name)}] = (function (exports, require, module, __filename, __dirname) {\n${code}\n});\n`;
   }
-  return out + LOADER.replace(/^\n/, '');
+  return out;
+}
+
+/** The published index.bundle.js: the LOAD_PATH files of `root`, comments out, wrapped, and LOADER. */
+function bundle(root = ROOT) {
+  const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const out = "'use strict';\n" +
+    `// atomics-waitasync ${version}, as published: index.js and the files a thread\n` +
+    `// loads with it (${LOAD_PATH.slice(1).join(', ')}),\n` +
+    '// in one file, their comments taken out; made by scripts/stage.js from the\n' +
+    "// repository's sources, where each file is whole. The files that load\n" +
+    '// later are in lib.bundle.js; the others are as in the repository.\n' +
+    'var sources = {};\n' +
+    wrapped(root, LOAD_PATH, 'sources');
+  return out + LOADER.replace(/^\n/, '').replace('/*LATER*/', JSON.stringify(LATER));
+}
+
+/** The published lib.bundle.js: the LATER files of `root`, comments out, wrapped, as its module's exports. */
+function laterBundle(root = ROOT) {
+  const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  return "'use strict';\n" +
+    `// atomics-waitasync ${version}, as published: the files of lib/ that a thread\n` +
+    '// loads at its first class of the family, query() or deadlock switch, in\n' +
+    '// one file, their comments taken out, which index.js compiles then; made by\n' +
+    "// scripts/stage.js from the repository's sources, where each file is whole.\n" +
+    'var later = module.exports;\n' +
+    wrapped(root, LATER, 'later');
 }
 
 /** The published index.js, which compiles index.bundle.js with its code cache. */
@@ -288,6 +369,7 @@ function stage(dest, root = ROOT) {
     fs.copyFileSync(path.join(root, file), to);
   }
   fs.writeFileSync(path.join(dest, 'index.bundle.js'), index);
+  fs.writeFileSync(path.join(dest, 'lib.bundle.js'), laterBundle(root));
   fs.writeFileSync(path.join(dest, 'index.js'), loading(root));
   return dest;
 }
@@ -338,6 +420,6 @@ function main(argv) {
   }
 }
 
-module.exports = { LOAD_PATH, bundle, loading, stage, stageWithLocalBuild, packedFiles };
+module.exports = { LOAD_PATH, LATER, bundle, laterBundle, loading, stage, stageWithLocalBuild, packedFiles };
 
 if (require.main === module) main(process.argv.slice(2));

@@ -51,7 +51,7 @@ const path = require('path');
 const { cacheDir } = require('./lib/cache');
 const { rootCommand } = require('./lib/apt');
 const runtimes = require('./runtimes');
-const { stage, LOAD_PATH } = require('./stage');
+const { stage, LOAD_PATH, LATER } = require('./stage');
 const { toolPaths, isInstalled, installArgs } = require('./lib/tools');
 
 const root = path.join(__dirname, '..');
@@ -386,8 +386,15 @@ function plan(options) {
       if (!options.tarball && bundled.length !== LOAD_PATH.length) {
         throw new Error(`the packed index.bundle.js holds ${bundled.length} of the ${LOAD_PATH.length} files of the load path (${LOAD_PATH.join(', ')})`);
       }
+      // lib.bundle.js: the family's files, which index.js compiles at a thread's first class.
+      const laterFile = path.join(S.extracted, 'package', 'lib.bundle.js');
+      const later = fs.existsSync(laterFile) ? fs.readFileSync(laterFile, 'utf8') : '';
+      const laterBundled = LATER.filter((name) => later.includes(`later[${JSON.stringify(name)}] = (function`));
+      if (!options.tarball && laterBundled.length !== LATER.length) {
+        throw new Error(`the packed lib.bundle.js holds ${laterBundled.length} of the ${LATER.length} files of the family (${LATER.join(', ')})`);
+      }
       if (files.some((f) => f.startsWith('.code-cache/'))) throw new Error('the tarball ships a .code-cache/ (a local load\'s)');
-      return `${files.length} files, ${(size / 1024).toFixed(0)} kB, ${bundled.length ? `index.bundle.js bundles ${bundled.length} files` : 'index.js as in the repository'}${docs ? `, docs/ shipped (${docs} files)` : ''}`;
+      return `${files.length} files, ${(size / 1024).toFixed(0)} kB, ${bundled.length ? `index.bundle.js bundles ${bundled.length} files, lib.bundle.js ${laterBundled.length}` : 'index.js as in the repository'}${docs ? `, docs/ shipped (${docs} files)` : ''}`;
     },
   });
 

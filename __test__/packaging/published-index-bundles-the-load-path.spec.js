@@ -2,8 +2,10 @@
 // The package as published (scripts/stage.js): its index.bundle.js holds
 // the files a thread loads with the package, which its index.js compiles
 // (with V8's code cache: code-cache.spec.js), where the checkout has a
-// thread compile six. The files of lib/ that load later find the bundled
-// modules in require.cache, so that no module runs twice. Each case
+// thread compile six; its lib.bundle.js, the files of the family, which
+// index.js compiles at a thread's first class. The polyfill's files, which
+// load from their own, find the bundled modules in require.cache, so that
+// no module runs twice. Each case
 // requires a staged copy in a fresh process, whose binary is this
 // checkout's build in prebuilds/, where an install has it.
 
@@ -12,7 +14,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { runNode } = require('../helpers');
-const { stageWithLocalBuild, LOAD_PATH } = require('../../scripts/stage');
+const { stageWithLocalBuild, LOAD_PATH, LATER } = require('../../scripts/stage');
 
 const root = path.join(__dirname, '..', '..');
 
@@ -33,9 +35,9 @@ describe('the published index.js bundles the load path', function () {
   this.timeout(120000);
   let staged;
 
-  /** Runs `body` in a fresh Node with `staged` set; returns the JSON its last expression resolves to. */
-  function inFreshNode(body) {
-    const code = `const staged = ${JSON.stringify(staged)}; ${RECORD}
+  /** Runs `body` in a fresh Node with `staged` set (to `root`); returns the JSON its last expression resolves to. */
+  function inFreshNode(body, root = staged) {
+    const code = `const staged = ${JSON.stringify(root)}; ${RECORD}
       Promise.resolve((async () => { ${body} })()).then((value) => {
         console.log(JSON.stringify(value));
         process.exit(0);
@@ -59,13 +61,15 @@ describe('the published index.js bundles the load path', function () {
   it('holds every file of the load path, and the other files as they are', function () {
     const index = fs.readFileSync(path.join(staged, 'index.bundle.js'), 'utf8');
     for (const name of LOAD_PATH) assert.ok(index.includes(`sources[${JSON.stringify(name)}] = (function`), `${name} is not in it`);
+    const later = fs.readFileSync(path.join(staged, 'lib.bundle.js'), 'utf8');
+    for (const name of LATER) assert.ok(later.includes(`later[${JSON.stringify(name)}] = (function`), `${name} is not in lib.bundle.js`);
     for (const name of ['binding.js', 'lib/atomics.js', 'lib/core.js', 'polyfill.js']) {
       assert.strictEqual(fs.readFileSync(path.join(staged, name), 'utf8'), fs.readFileSync(path.join(root, name), 'utf8'), name);
     }
     // Each file's own comments are gone (the loader keeps its own).
-    for (const name of LOAD_PATH) {
+    for (const name of LOAD_PATH.concat(LATER)) {
       const comment = fs.readFileSync(path.join(root, name), 'utf8').split('\n')[1];
-      assert.ok(comment.startsWith('//') && !index.includes(comment), `${name}: ${comment}`);
+      assert.ok(comment.startsWith('//') && !index.includes(comment) && !later.includes(comment), `${name}: ${comment}`);
     }
   });
 
@@ -102,7 +106,7 @@ describe('the published index.js bundles the load path', function () {
     assert.deepStrictEqual(result, { inWorker: { compiled: ['index.js'], woken: 1, value: 'ok' }, value: 'ok' });
   });
 
-  it('the files that load later find the bundled modules: none that ran compiles again', function () {
+  it('the family loads from lib.bundle.js, and the polyfill\'s files find the bundled modules: none compiles twice', function () {
     const result = inFreshNode(`
       const api = require(staged);
       const sab = new SharedArrayBuffer(64);
@@ -117,20 +121,50 @@ describe('the published index.js bundles the load path', function () {
       new api.Latch(1);
       new api.SignalSemaphore();
       api.query();
+      const afterFamily = compiled.slice();
       const installed = api.install({ force: true }).installed;
-      const lib = compiled.filter((file) => file !== 'index.js');
-      const describe = require.cache[path.join(staged, 'lib', 'describe.js')];
+      const module = (name) => require.cache[path.join(staged, ...name.split('/'))];
       return {
-        again: lib.filter((file) => ${JSON.stringify(LOAD_PATH)}.includes(file)),
-        loadedLater: lib.includes('lib/core.js') && lib.includes('lib/polyfill.js'),
-        describeCached: describe !== undefined && describe.loaded && typeof describe.exports.describe === 'function',
+        afterFamily,
+        polyfill: compiled.filter((file) => !afterFamily.includes(file)).sort(),
+        loaded: ${JSON.stringify(LATER)}.concat(${JSON.stringify(LOAD_PATH)}).filter((name) => !(module(name) && module(name).loaded)),
+        describeUsed: typeof module('lib/describe.js').exports.describe === 'function',
         installed: installed.includes('waitAsync'),
         condition: typeof condition.wait === 'function',
       };
     `);
-    // lib/pending.js, bundled for workers, never ran on this main thread:
-    // the condition's wait line loads it from its file, once.
-    assert.deepStrictEqual(result, { again: ['lib/pending.js'], loadedLater: true, describeCached: true, installed: true, condition: true });
+    assert.deepStrictEqual(result, {
+      // Nothing of the family compiled from its own file...
+      afterFamily: ['index.js'],
+      // ...and the polyfill's machinery, which is not bundled, alone.
+      polyfill: ['lib/node-loader.js', 'lib/polyfill.js', 'lib/workers.js'],
+      // Each bundled module a module of require.cache, loaded, under its own name.
+      loaded: [],
+      describeUsed: true,
+      installed: true,
+      condition: true,
+    });
+  });
+
+  it('a copy of the package without lib.bundle.js loads the family from its files', function () {
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-partial-'));
+    try {
+      fs.cpSync(staged, copy, { recursive: true });
+      fs.rmSync(path.join(copy, 'lib.bundle.js'));
+      const result = inFreshNode(`
+        const api = require(staged);
+        const lock = new api.AsyncLock();
+        let ran = false;
+        await lock.executeLocked(() => (ran = true));
+        return { compiled: compiled.sort(), ran };
+      `, copy);
+      assert.deepStrictEqual(result, {
+        compiled: ['index.js', 'lib/async-lock.js', 'lib/core.js', 'lib/diagnostics.js', 'lib/line.js', 'lib/owned-word.js', 'lib/pending.js', 'lib/tracking.js'],
+        ran: true,
+      });
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('where require.cache is not Node\'s (a test runner\'s registry), it requires the files themselves', function () {

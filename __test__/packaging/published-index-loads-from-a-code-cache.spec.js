@@ -1,6 +1,7 @@
 'use strict';
 // The published index.js compiles index.bundle.js with V8's code cache,
-// kept in the package's .code-cache/ folder (scripts/stage.js). What a user
+// kept in the package's .code-cache/ folder (scripts/stage.js), and at a
+// thread's first class, lib.bundle.js with one of its own. What a user
 // relies on: the package loads and works whatever state the cache is in;
 // a load that finds a good cache takes it (and so leaves it as it is: a
 // cache V8 refused, or one made from other code, is written anew); code
@@ -33,6 +34,7 @@ describe('the published index.js loads from a code cache', function () {
   let cacheDir;
   let bundleFile;
   let bundle;
+  let laterBundle;
 
   /** Runs USE (or `code`) in a fresh Node; returns what it printed, parsed. */
   function load(options = {}) {
@@ -44,20 +46,21 @@ describe('the published index.js loads from a code cache', function () {
     return JSON.parse(result.stdout.trim().split('\n').pop());
   }
 
-  /** The cache files, by name: { inode, size, startsWithBundle, twice }. */
+  /** The cache files, by name: { inode, size, startsWithBundle, twice } (index-*: index.bundle.js's; lib-*: lib.bundle.js's). */
   function caches() {
     if (!fs.existsSync(cacheDir) || !fs.statSync(cacheDir).isDirectory()) return {};
     const found = {};
     for (const name of fs.readdirSync(cacheDir)) {
+      const source = name.startsWith('lib-') ? laterBundle : bundle;
       const file = path.join(cacheDir, name);
       const bytes = fs.readFileSync(file);
-      const half = (bytes.length - bundle.length) / 2;
+      const half = (bytes.length - source.length) / 2;
       found[name] = {
         inode: fs.statSync(file).ino,
         size: bytes.length,
-        startsWithBundle: bytes.length > bundle.length && bytes.subarray(0, bundle.length).equals(bundle),
+        startsWithBundle: bytes.length > source.length && bytes.subarray(0, source.length).equals(source),
         // V8's data follows twice, the copies alike.
-        twice: half > 0 && bytes.subarray(bundle.length, bundle.length + half).equals(bytes.subarray(bundle.length + half)),
+        twice: half > 0 && bytes.subarray(source.length, source.length + half).equals(bytes.subarray(source.length + half)),
       };
     }
     return found;
@@ -65,11 +68,21 @@ describe('the published index.js loads from a code cache', function () {
 
   const WORKS = { woken: 1, value: 'ok', edited: false };
 
+// Loads the staged package, takes an AsyncLock, and prints what it saw.
+const USE_LOCK = `
+  const api = require(process.env.STAGED);
+  const lock = new api.AsyncLock();
+  let ran = 0;
+  lock.executeLocked(() => ran++).then(() => console.log(JSON.stringify({ ran, held: lock.tryLock() })));
+`;
+const LOCK_WORKS = { ran: 1, held: true };
+
   before(function () {
     staged = stageWithLocalBuild(fs.mkdtempSync(path.join(os.tmpdir(), 'atomics-waitasync-code-cache-')));
     cacheDir = path.join(staged, '.code-cache');
     bundleFile = path.join(staged, 'index.bundle.js');
     bundle = fs.readFileSync(bundleFile);
+    laterBundle = fs.readFileSync(path.join(staged, 'lib.bundle.js'));
   });
 
   beforeEach(function () {
@@ -125,6 +138,70 @@ describe('the published index.js loads from a code cache', function () {
       compiled[where] = lines.filter((f) => f[0] === 'function' && f[1] === 'interpreter' && bundleScripts.has(f[2])).map((f) => f[7] || `@${f[3]}`);
     }
     assert.deepStrictEqual(compiled, { main: [], worker: [] });
+  });
+
+  it('a thread\'s first class compiles lib.bundle.js with a cache of its own, written once its first take ran', function () {
+    assert.deepStrictEqual(load({ code: USE_LOCK }), LOCK_WORKS);
+    const written = caches();
+    const names = Object.keys(written).sort();
+    assert.deepStrictEqual(names.map((name) => name.split('-')[0]), ['index', 'lib']);
+    const lib = written[names[1]];
+    assert.ok(lib.startsWithBundle && lib.twice && lib.size > laterBundle.length + 1024, JSON.stringify(lib));
+    // Taken as it is, on a main thread and in a worker; a thread that uses
+    // no class leaves it as it is too.
+    assert.deepStrictEqual(load({ code: USE_LOCK }), LOCK_WORKS);
+    const inWorker = load({
+      code: `
+        const { Worker } = require('worker_threads');
+        new Worker(${JSON.stringify(USE_LOCK)}, { eval: true }).on('error', (error) => { console.error(error); process.exit(1); });
+      `,
+    });
+    assert.deepStrictEqual(inWorker, LOCK_WORKS);
+    assert.deepStrictEqual(load(), WORKS);
+    assert.deepStrictEqual(caches(), written);
+  });
+
+  it('from the caches, a thread\'s first class and first take compile none of the package\'s code', function () {
+    // As for the load, with V8's log of what it compiles: the run before
+    // writes both caches under the same flags; on a main thread, and in a
+    // worker of a main thread that does not load the package.
+    const log = path.join(staged, 'functions.log');
+    const flags = ['--log-function-events', `--logfile=${log}`, '--no-logfile-per-isolate'];
+    const inWorker = `
+      const { Worker } = require('worker_threads');
+      const code = ${JSON.stringify(USE_LOCK.replace('console.log(', 'require("worker_threads").parentPort.postMessage('))};
+      new Worker(code, { eval: true }).once('message', (line) => console.log(line));
+    `;
+    const compiled = {};
+    for (const [where, code] of [['main', USE_LOCK], ['worker', inWorker]]) {
+      fs.rmSync(cacheDir, { recursive: true, force: true });
+      load({ flags, code });
+      assert.deepStrictEqual(load({ flags, code }), LOCK_WORKS);
+      const lines = fs.readFileSync(log, 'utf8').split('\n').map((line) => line.split(','));
+      fs.rmSync(log);
+      const bundles = [bundleFile, path.join(staged, 'lib.bundle.js')];
+      const scripts = new Map(lines.filter((f) => f[0] === 'script-details' && bundles.includes(f[2])).map((f) => [f[1], path.basename(f[2])]));
+      assert.deepStrictEqual([...new Set(scripts.values())].sort(), ['index.bundle.js', 'lib.bundle.js'], `${where}: both bundles ran`);
+      compiled[where] = lines
+        .filter((f) => f[0] === 'function' && f[1] === 'interpreter' && scripts.has(f[2]))
+        .map((f) => `${scripts.get(f[2])}: ${f[7] || `@${f[3]}`}`);
+    }
+    assert.deepStrictEqual(compiled, { main: [], worker: [] });
+  });
+
+  it('a lib.bundle.js cache that is not one (garbage, a changed bit in V8\'s data) is replaced, and the class works', function () {
+    load({ code: USE_LOCK });
+    const name = Object.keys(caches()).find((n) => n.startsWith('lib-'));
+    const file = path.join(cacheDir, name);
+    const good = fs.readFileSync(file);
+    const flipped = Buffer.from(good);
+    flipped[laterBundle.length + 300] ^= 0x10;
+    for (const bad of [Buffer.alloc(4096, 0x5a), flipped]) {
+      fs.writeFileSync(file, bad);
+      assert.deepStrictEqual(load({ code: USE_LOCK }), LOCK_WORKS);
+      const now = caches()[name];
+      assert.ok(now.startsWithBundle && now.twice && now.size > laterBundle.length + 1024, JSON.stringify(now));
+    }
   });
 
   it('a bundle edited in place runs as edited, though the edit keeps its length', function () {
@@ -209,6 +286,7 @@ describe('the published index.js loads from a code cache', function () {
 
   it('ATOMICS_WAITASYNC_CODE_CACHE=0 neither reads nor writes one', function () {
     assert.deepStrictEqual(load({ env: { ATOMICS_WAITASYNC_CODE_CACHE: '0' } }), WORKS);
+    assert.deepStrictEqual(load({ code: USE_LOCK, env: { ATOMICS_WAITASYNC_CODE_CACHE: '0' } }), LOCK_WORKS);
     assert.strictEqual(fs.existsSync(cacheDir), false);
     load();
     const written = caches();
@@ -228,7 +306,7 @@ describe('the published index.js loads from a code cache', function () {
     assert.deepStrictEqual(caches(), both);
   });
 
-  it('eight workers loading at once, with no cache yet, all load, and leave one whole cache and no temporary file', function () {
+  it('eight workers loading at once and taking a lock, with no cache yet, all work, and leave one whole cache of each bundle and no temporary file', function () {
     const result = load({
       code: `
         const { Worker } = require('worker_threads');
@@ -236,11 +314,16 @@ describe('the published index.js loads from a code cache', function () {
         const code = 'const { workerData, parentPort } = require("worker_threads");' +
           'Atomics.wait(workerData, 0, 0);' +
           'const api = require(process.env.STAGED);' +
-          'parentPort.postMessage(typeof api.waitAsync);';
+          'const lock = new api.AsyncLock();' +
+          'lock.executeLocked(() => typeof api.waitAsync).then((type) => parentPort.postMessage(type));';
         const workers = [];
         for (let i = 0; i < 8; i++) workers.push(new Worker(code, { eval: true, workerData: start }));
-        Promise.all(workers.map((worker) => new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject))))
-          .then((types) => { console.log(JSON.stringify(types)); process.exit(0); });
+        // Each worker ends by itself (one ended from outside as it writes
+        // would leave its temporary file: docs/api.md).
+        const types = [];
+        Promise.all(workers.map((worker) => new Promise((resolve, reject) =>
+          worker.once('message', (type) => types.push(type)).once('error', reject).once('exit', resolve))))
+          .then(() => console.log(JSON.stringify(types)));
         Promise.all(workers.map((worker) => new Promise((resolve) => worker.once('online', resolve)))).then(() => {
           Atomics.store(start, 0, 1);
           Atomics.notify(start, 0);
@@ -248,12 +331,16 @@ describe('the published index.js loads from a code cache', function () {
       `,
     });
     assert.deepStrictEqual(result, new Array(8).fill('function'));
-    const names = fs.readdirSync(cacheDir);
-    assert.strictEqual(names.length, 1, names.join(', '));
-    const only = caches()[names[0]];
-    assert.ok(only.startsWithBundle && only.twice && only.size > bundle.length + 1024, JSON.stringify(only));
-    assert.deepStrictEqual(load(), WORKS);
-    assert.deepStrictEqual(caches()[names[0]].inode, only.inode);
+    // One of each bundle: each whole.
+    const names = fs.readdirSync(cacheDir).sort();
+    assert.deepStrictEqual(names.map((name) => name.split('-')[0]), ['index', 'lib']);
+    const both = caches();
+    for (const name of names) {
+      const source = name.startsWith('lib-') ? laterBundle : bundle;
+      assert.ok(both[name].startsWithBundle && both[name].twice && both[name].size > source.length + 1024, JSON.stringify(both[name]));
+    }
+    assert.deepStrictEqual(load({ code: USE_LOCK }), LOCK_WORKS);
+    assert.deepStrictEqual(caches(), both);
   });
 
   it('loaded through a registry that is not Node\'s (a test runner), it neither reads nor writes one', function () {
