@@ -88,18 +88,17 @@ const objectKeys = Object.keys;
 // thread (it loads Node's streams): the package never loads the first, and
 // loads the second only where a thread first needs it, which most never do.
 
-// The clock every wait and deadline of the family is in: process.hrtime's,
-// in milliseconds, as performance.now()'s (the same clock, from another
-// origin). Taken as the package loads, so that a program's fake timers,
-// which replace process.hrtime, leave the package's deadlines real, as they
-// leave its timers (Node's timers module).
-const hrtime = process.hrtime;
+// The clock every wait and deadline of the family is in: process.uptime()'s,
+// in milliseconds (libuv's monotonic clock, as performance.now()'s and
+// process.hrtime()'s, from another origin, to the nanosecond). Taken as the
+// package loads, and one that fake timers (@sinonjs/fake-timers, jest's)
+// leave real: they replace process.hrtime, performance and Date, and a
+// deadline on a frozen clock never comes, where the waits under it (the
+// engine's and Node's timers) run in real time.
+const uptime = process.uptime;
 
 /** The time, in milliseconds, on a clock that never goes back (differences only). */
-const monotonicNow = () => {
-  const time = hrtime();
-  return time[0] * 1e3 + time[1] / 1e6;
-};
+const monotonicNow = () => uptime() * 1e3;
 
 /**
  * Whether this thread is a worker, and its worker_threads threadId (0 on

@@ -1,0 +1,43 @@
+'use strict';
+// Fake timers (@sinonjs/fake-timers, jest's modern timers) replace
+// process.hrtime, performance and Date with a clock that stands still
+// until the test ticks it. Installed before the package loads (jest's
+// fakeTimers.enableGlobally, sinon in a mocha --require), they must leave
+// the family's deadlines real: the waits under a deadline (the engine's,
+// Node's timers) run in real time, and a deadline on a frozen clock would
+// never come. Each case runs in a child process, killed if it hangs.
+
+const assert = require('assert');
+const { runNode, root } = require('../helpers');
+
+// What the fakes do to the clocks, before the package loads.
+const FREEZE = `
+  const frozen = [1000, 0];
+  const hrtime = () => frozen.slice();
+  hrtime.bigint = () => 1000000000000n;
+  process.hrtime = hrtime;
+  const now = Date.now();
+  Date.now = () => now;
+  Object.defineProperty(globalThis, 'performance', { value: { now: () => 0, timeOrigin: now }, configurable: true, writable: true });
+`;
+
+describe('deadlines under fake timers installed before the package loads', function () {
+  this.timeout(60000);
+
+  it('a blocking timed wait and an async one end when their time is up', function () {
+    const result = runNode(['-e', `${FREEZE}
+      const api = require(${JSON.stringify(root)});
+      const latch = new api.Latch(1);
+      const blocking = latch.wait(100);
+      const semaphore = new api.Semaphore(1);
+      semaphore.acquireSync(1);
+      const acquired = semaphore.acquireSync(1, 50);
+      latch.waitAsync({ timeout: 100 }).then((opened) => {
+        console.log(JSON.stringify({ blocking, acquired, opened }));
+      });
+    `], { timeout: 20000 });
+    assert.strictEqual(result.signal, null, `killed (${result.signal}): a deadline never came`);
+    assert.strictEqual(result.status, 0, result.stderr);
+    assert.deepStrictEqual(JSON.parse(result.stdout.trim()), { blocking: false, acquired: false, opened: false });
+  });
+});
