@@ -70,7 +70,7 @@ for (var name in sources) files[path.join(__dirname, name)] = sources[name];
 // the bundle cannot be read (lib's files then load themselves). Null once
 // called, and where this file runs as a module of its own.
 var LATER = /*LATER*/;
-var runLater = arguments.length > 5 && typeof arguments[5] === 'function' ? arguments[5] : null;
+var runLater = typeof arguments !== 'undefined' && arguments.length > 5 && typeof arguments[5] === 'function' ? arguments[5] : null;
 
 /** The require of a module of the bundle in folder dir. */
 function requireFrom(dir) {
@@ -255,7 +255,7 @@ var runBundle = (function runBundle(name, bytes, target, use) {
   // jobs have run, so that it holds the functions a first take or wait
   // compiled too (its classes' methods compile at their first call).
   if (write && use === null) writeCache(script, cacheFile, bytes);
-  else if (write) setImmediate(writeCache, script, cacheFile, bytes);
+  else if (write) require('timers').setImmediate(writeCache, script, cacheFile, bytes);
   return result;
 });
 

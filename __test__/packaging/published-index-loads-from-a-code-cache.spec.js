@@ -161,6 +161,19 @@ const LOCK_WORKS = { ran: 1, held: true };
     assert.deepStrictEqual(caches(), written);
   });
 
+  it('the family\'s cache is written on Node\'s own timers: fake ones installed after the require do not hold it back', function () {
+    const faked = `
+      const api = require(process.env.STAGED);
+      const queued = [];
+      globalThis.setImmediate = (f) => queued.push(f); // what fake timers do, left unticked
+      const lock = new api.AsyncLock();
+      let ran = 0;
+      lock.executeLocked(() => ran++).then(() => console.log(JSON.stringify({ ran, held: lock.tryLock(), queued: queued.length })));
+    `;
+    assert.deepStrictEqual(load({ code: faked }), { ...LOCK_WORKS, queued: 0 });
+    assert.deepStrictEqual(Object.keys(caches()).map((name) => name.split('-')[0]).sort(), ['index', 'lib']);
+  });
+
   it('from the caches, a thread\'s first class and first take compile none of the package\'s code', function () {
     // As for the load, with V8's log of what it compiles: the run before
     // writes both caches under the same flags; on a main thread, and in a
