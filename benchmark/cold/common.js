@@ -50,10 +50,14 @@ function keepAlive() {
   return () => clearInterval(handle);
 }
 
-/** Prints `result` as the JSON line the driver reads and ends the process (pending waits and all). */
+/**
+ * Prints `result` as the JSON line the driver reads and ends the process
+ * (pending waits and all), one turn of the event loop on: where the package
+ * writes its family's code cache, when it has none.
+ */
 function done(result) {
-  process.stdout.write(JSON.stringify(result) + '\n');
-  process.exit(0); // stdout is a pipe: written synchronously on Linux
+  process.stdout.write(JSON.stringify(result) + '\n'); // stdout is a pipe: written synchronously on Linux
+  setImmediate(() => process.exit(0));
 }
 
 /** Ends the process with the error on stderr. */

@@ -11,6 +11,8 @@
 //                       whose folder benchmark/lib/cold.js names in ATOMICS_WAITASYNC_COLD_PACKAGE;
 //                       this checkout where that is not set
 //   --entry polyfill    require('<package>/polyfill')
+//   --entry class       require('<package>').AsyncLock: the package and its first class (the
+//                       family's files)
 //   --entry checkout    require('<repo>'): this checkout's root, its files as they are
 //
 //   --where main               on the main thread
@@ -19,10 +21,12 @@
 //   --where worker-after-main  the same, after the main thread required the entry
 //                              (reported too, as mainNs)
 //
-// Prints one JSON line: { ns } (the measured thread's require). Nothing is
-// required before the measured part but `path`, which Node's start-up has
-// loaded already; the worker reads its entry from its argv, and loads
-// worker_threads (for parentPort) only after its measured part.
+// Prints one JSON line: { ns } (the measured thread's require), one turn of
+// the event loop after it (where the package writes its family's code cache,
+// when it has none). Nothing is required before the measured part but
+// `path`, which Node's start-up has loaded already; the worker reads its
+// entry from its argv, and loads worker_threads (for parentPort) only after
+// its measured part.
 
 const path = require('path');
 
@@ -35,7 +39,7 @@ const FILES = {
   polyfill: path.join(ROOT, 'polyfill'),
   checkout: CHECKOUT,
 };
-const ENTRIES = ['none', 'empty', 'builtins', 'perf-hooks', 'package', 'polyfill', 'checkout'];
+const ENTRIES = ['none', 'empty', 'builtins', 'perf-hooks', 'package', 'polyfill', 'class', 'checkout'];
 const WHERE = ['main', 'worker', 'worker-after-main'];
 
 function arg(name) {
@@ -51,6 +55,8 @@ function timedRequire(entry) {
     require('util');
   } else if (entry === 'perf-hooks') {
     require('perf_hooks');
+  } else if (entry === 'class') {
+    require(FILES.package).AsyncLock; // eslint-disable-line no-unused-expressions
   } else if (entry !== 'none') {
     require(FILES[entry]);
   }
@@ -58,14 +64,16 @@ function timedRequire(entry) {
 }
 
 function print(result) {
-  process.stdout.write(JSON.stringify(result) + '\n');
-  process.exit(0);
+  setImmediate(() => {
+    process.stdout.write(JSON.stringify(result) + '\n');
+    process.exit(0);
+  });
 }
 
 const entry = arg('entry');
 if (process.argv.includes('--in-worker')) {
   const ns = timedRequire(entry);
-  require('worker_threads').parentPort.postMessage(ns);
+  setImmediate(() => require('worker_threads').parentPort.postMessage(ns));
 } else {
   const where = arg('where') || 'main';
   if (!ENTRIES.includes(entry)) throw new Error(`--entry must be one of ${ENTRIES.join(', ')}; got ${entry}`);

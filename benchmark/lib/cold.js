@@ -49,8 +49,8 @@ const FRESH = true;
 // Each group's runs are made back to back, in this order in even rounds
 // and reversed in odd ones.
 const GROUPS = [
-  ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'main')).concat([req('package', 'main', FRESH)]),
-  ['empty', 'package', 'polyfill', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'worker'))
+  ['empty', 'package', 'polyfill', 'class', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'main')).concat([req('package', 'main', FRESH)]),
+  ['empty', 'package', 'polyfill', 'class', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'worker'))
     .concat([req('package', 'worker-after-main'), req('package', 'worker', FRESH)]),
   ['native', 'addon'].map((i) => prog('worker-notify', i)),
   ['native', 'addon'].map((i) => prog('wait-async', i)),
@@ -67,6 +67,7 @@ const REQUIRE_WHAT = {
   'perf-hooks': 'require(\'perf_hooks\')',
   package: 'require(\'<package>\') as published',
   polyfill: 'require(\'<package>/polyfill\') as published',
+  class: 'require(\'<package>\').AsyncLock as published: the package and its first class',
   checkout: 'require(\'<repo>\'), the checkout\'s own files and local build',
 };
 const requireRows = (where, label) => [
@@ -81,6 +82,7 @@ const requireRows = (where, label) => [
     package: req('package', where, FRESH),
   },
   { id: `require-polyfill-${where}`, what: `${REQUIRE_WHAT.polyfill}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('polyfill', where) },
+  { id: `require-class-${where}`, what: `${REQUIRE_WHAT.class}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('class', where) },
   { id: `require-checkout-${where}`, what: `${REQUIRE_WHAT.checkout}, ${label} (floor: the empty file)`, native: req('empty', where), package: req('checkout', where) },
 ];
 const ROWS = [
@@ -112,6 +114,7 @@ const INSTRUCTION_ROWS = [
   { id: 'require-package-main', what: 'require(\'<package>\') as published, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('package', 'main') },
   { id: 'require-package-main-first', what: '… its first load after install: no code cache yet (it compiles, and writes one)', native: req('empty', 'main'), package: req('package', 'main', FRESH) },
   { id: 'require-polyfill-main', what: 'require(\'<package>/polyfill\') as published, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('polyfill', 'main') },
+  { id: 'require-class-main', what: `${REQUIRE_WHAT.class}, main thread (floor: the empty file)`, native: req('empty', 'main'), package: req('class', 'main') },
   { id: 'require-checkout-main', what: 'require(\'<repo>\'), the checkout\'s own files, main thread (floor: the empty file)', native: req('empty', 'main'), package: req('checkout', 'main') },
   { id: 'require-package-worker', what: 'start a worker that requires \'<package>\' (floor: one that requires the empty file)', native: req('empty', 'worker'), package: req('package', 'worker') },
   { id: 'require-package-worker-after-main', what: '… the main thread having required it first (both requires)', native: req('empty', 'worker'), package: req('package', 'worker-after-main') },
@@ -162,23 +165,28 @@ function stagePackage() {
 }
 
 /**
- * One load of the staged package under `flags`, on the main thread and in a
- * worker, so that the runs measured after find its code cache written, as
- * every load after a program's first does.
+ * The staged package's first programs under `flags`, so that the runs
+ * measured after find its code caches written, as every run after a
+ * program's first does: the lock program on the main thread (the family's
+ * cache, written after its first takes, holds what they compiled), then a
+ * load and first class in a worker.
  */
 function primeCodeCache(node, flags) {
-  for (const where of ['main', 'worker']) {
-    const run = spawnSync(node, [...flags, path.join(DIR, 'require.js'), '--entry', 'package', '--where', where], {
+  for (const args of [['lock.js', '--impl', 'addon'], ['require.js', '--entry', 'class', '--where', 'worker']]) {
+    const run = spawnSync(node, [...flags, path.join(DIR, args[0]), ...args.slice(1)], {
       encoding: 'utf8',
       timeout: RUN_TIMEOUT_MS,
     });
-    if (run.status !== 0) throw new Error(`priming the code cache (${where}) failed: ${run.stderr}`);
+    if (run.status !== 0) throw new Error(`priming the code cache (${args.join(' ')}) failed: ${run.stderr}`);
   }
 }
 
-/** Removes the staged package's code cache (scripts/stage.js). */
+/** Removes the staged package's code cache of index.bundle.js (scripts/stage.js); lib.bundle.js's stays. */
 function removeCodeCache() {
-  fs.rmSync(path.join(process.env[PACKAGE_VARIABLE], '.code-cache'), { recursive: true, force: true });
+  const dir = path.join(process.env[PACKAGE_VARIABLE], '.code-cache');
+  for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    if (name.startsWith('index-')) fs.rmSync(path.join(dir, name), { force: true });
+  }
 }
 
 /** One run in a fresh process: its JSON line. */
