@@ -22,8 +22,8 @@
 //                              (reported too, as mainNs)
 //
 // Prints one JSON line: { ns } (the measured thread's require), one turn of
-// the event loop after it (where the package writes its family's code cache,
-// when it has none). Nothing is required before the measured part but
+// the event loop after it, or once the worker has ended (where the package
+// writes its family's code cache, when it has none). Nothing is required before the measured part but
 // `path`, which Node's start-up has loaded already; the worker reads its
 // entry from its argv, and loads worker_threads (for parentPort) only after
 // its measured part.
@@ -73,7 +73,7 @@ function print(result) {
 const entry = arg('entry');
 if (process.argv.includes('--in-worker')) {
   const ns = timedRequire(entry);
-  setImmediate(() => require('worker_threads').parentPort.postMessage(ns));
+  require('worker_threads').parentPort.postMessage(ns);
 } else {
   const where = arg('where') || 'main';
   if (!ENTRIES.includes(entry)) throw new Error(`--entry must be one of ${ENTRIES.join(', ')}; got ${entry}`);
@@ -84,12 +84,16 @@ if (process.argv.includes('--in-worker')) {
     const mainNs = where === 'worker-after-main' ? timedRequire(entry) : undefined;
     const { Worker } = require('worker_threads');
     const worker = new Worker(__filename, { argv: ['--in-worker', '--entry', entry] });
-    worker.on('message', (ns) => print({ entry, where, ns, mainNs }));
+    // Printed once the worker has ended by itself (after its event loop's
+    // last turn, where the package may write a code cache).
+    let ns;
+    worker.on('message', (posted) => (ns = posted));
     worker.on('error', (error) => {
       console.error(error);
       process.exit(1);
     });
     worker.on('exit', (code) => {
+      if (ns !== undefined && code === 0) return print({ entry, where, ns, mainNs });
       console.error(`the worker ended (exit code ${code}) before it posted its time`);
       process.exit(1);
     });
