@@ -88,17 +88,27 @@ const objectKeys = Object.keys;
 // thread (it loads Node's streams): the package never loads the first, and
 // loads the second only where a thread first needs it, which most never do.
 
-// The clock every wait and deadline of the family is in: process.uptime()'s,
-// in milliseconds (libuv's monotonic clock, as performance.now()'s and
-// process.hrtime()'s, from another origin, to the nanosecond). Taken as the
-// package loads, and one that fake timers (@sinonjs/fake-timers, jest's)
-// leave real: they replace process.hrtime, performance and Date, and a
-// deadline on a frozen clock never comes, where the waits under it (the
-// engine's and Node's timers) run in real time.
+// The clock every wait and deadline of the family is in: process.hrtime's,
+// in milliseconds (libuv's monotonic clock, as performance.now()'s, from
+// another origin), taken as the package loads. Fake timers installed before
+// that (@sinonjs/fake-timers, which jest's modern timers are) replace
+// process.hrtime with a clock that stands still until the test ticks it,
+// where the waits under a deadline (the engine's, Node's timers) run in
+// real time: a deadline, or a hand-over's grace, would never come. They mark
+// each fake with its clock (`.clock`); under one the clock is
+// process.uptime()'s instead, the same clock, which they leave real (~500
+// instructions a call more: one call per take that waits).
+const hrtime = process.hrtime;
 const uptime = process.uptime;
+const hrtimeFaked = hrtime.clock !== undefined && hrtime.clock !== null;
 
 /** The time, in milliseconds, on a clock that never goes back (differences only). */
-const monotonicNow = () => uptime() * 1e3;
+const monotonicNow = hrtimeFaked
+  ? () => uptime() * 1e3
+  : () => {
+      const time = hrtime();
+      return time[0] * 1e3 + time[1] / 1e6;
+    };
 
 /**
  * Whether this thread is a worker, and its worker_threads threadId (0 on

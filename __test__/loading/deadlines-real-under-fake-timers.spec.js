@@ -1,7 +1,7 @@
 'use strict';
 // Fake timers (@sinonjs/fake-timers, jest's modern timers) replace
 // process.hrtime, performance and Date with a clock that stands still
-// until the test ticks it. Installed before the package loads (jest's
+// until the test ticks it, each fake marked with its clock. Installed before the package loads (jest's
 // fakeTimers.enableGlobally, sinon in a mocha --require), they must leave
 // the family's deadlines real: the waits under a deadline (the engine's,
 // Node's timers) run in real time, and a deadline on a frozen clock would
@@ -10,11 +10,14 @@
 const assert = require('assert');
 const { runNode, root } = require('../helpers');
 
-// What the fakes do to the clocks, before the package loads.
+// What the fakes do to the clocks, before the package loads: each fake
+// function marked with its clock, as @sinonjs/fake-timers marks them.
 const FREEZE = `
+  const clock = { now: 0 };
   const frozen = [1000, 0];
   const hrtime = () => frozen.slice();
   hrtime.bigint = () => 1000000000000n;
+  hrtime.clock = clock;
   process.hrtime = hrtime;
   const now = Date.now();
   Date.now = () => now;
