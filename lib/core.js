@@ -22,6 +22,7 @@ const {
   isInt32Array,
   symbolDispose,
   symbolAsyncDispose,
+  setTimer,
 } = require('./describe.js');
 
 // Every promise of the primitives is an intrinsic %Promise%, made by an async function
@@ -348,7 +349,7 @@ function announcedWait(wait, i32a, index, stake, at, deadline, blocked, a, b) {
  * fails cannot keep a process alive for good.
  */
 function notifyLater(notify, i32a, index, count, delay) {
-  const timer = setTimeout(() => {
+  const timer = setTimer(() => {
     try {
       notify(i32a, index, count);
     } catch (_) {

@@ -72,8 +72,21 @@ const promiseThen = uncurry(kPromisePrototype.then);
 
 // Node's timers: a program's fake timers installed later (sinon's) neither
 // fire a parked take's timeout nor keep it from firing (lib/line.js), as
-// they do not the waits of the word.
-const { setTimeout: setTimer, clearTimeout: clearTimer } = require('timers');
+// they do not the waits of the word. Installed before the package loads on
+// Node's own global, @sinonjs/fake-timers (11 and later) replace the timers
+// module's functions too, with the global's fakes, each marked with its
+// clock, which keeps the module's own (`timersModuleMethods`): those, then.
+const timers = require('timers');
+const realTimer = (name) => {
+  const found = timers[name];
+  const clock = typeof found === 'function' ? found.clock : undefined;
+  const saved = clock !== null && typeof clock === 'object' && Array.isArray(clock.timersModuleMethods)
+    ? clock.timersModuleMethods.find((entry) => entry !== null && typeof entry === 'object' && entry.methodName === name)
+    : undefined;
+  return saved !== undefined && typeof saved.original === 'function' ? saved.original : found;
+};
+const setTimer = realTimer('setTimeout');
+const clearTimer = realTimer('clearTimeout');
 
 const { isSharedArrayBuffer, isInt32Array, isPromise } = require('util').types;
 const symbolDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : undefined;

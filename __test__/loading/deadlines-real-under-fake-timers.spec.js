@@ -21,6 +21,16 @@ const FREEZE = `
   process.hrtime = hrtime;
   const now = Date.now();
   Date.now = () => now;
+  // Node's timers module too (fake-timers 11 and later, on Node's own
+  // global): the global's fakes, the module's own kept on the clock.
+  const timers = require('timers');
+  clock.timersModuleMethods = ['setTimeout', 'clearTimeout'].map((methodName) => ({ methodName, original: timers[methodName] }));
+  const fakeSetTimeout = () => ({ ref() { return this; }, unref() { return this; }, hasRef: () => true }); // never fires
+  const fakeClearTimeout = () => {};
+  fakeSetTimeout.clock = clock;
+  fakeClearTimeout.clock = clock;
+  timers.setTimeout = globalThis.setTimeout = fakeSetTimeout;
+  timers.clearTimeout = globalThis.clearTimeout = fakeClearTimeout;
   Object.defineProperty(globalThis, 'performance', { value: { now: () => 0, timeOrigin: now }, configurable: true, writable: true });
 `;
 
@@ -42,5 +52,21 @@ describe('deadlines under fake timers installed before the package loads', funct
     assert.strictEqual(result.signal, null, `killed (${result.signal}): a deadline never came`);
     assert.strictEqual(result.status, 0, result.stderr);
     assert.deepStrictEqual(JSON.parse(result.stdout.trim()), { blocking: false, acquired: false, opened: false });
+  });
+
+  it('an async take waiting behind another times out (its timer is Node\'s own)', function () {
+    const result = runNode(['-e', `${FREEZE}
+      const api = require(${JSON.stringify(root)});
+      const semaphore = new api.Semaphore(1);
+      semaphore.acquireSync(1);
+      semaphore.acquire(1).catch(() => {}); // first in line, no timeout
+      semaphore.acquire(1, { timeout: 100 }).then(
+        () => console.log(JSON.stringify('acquired')),
+        (error) => { console.log(JSON.stringify(error.code)); process.exit(0); }
+      );
+    `], { timeout: 20000 });
+    assert.strictEqual(result.signal, null, `killed (${result.signal}): the timeout never came`);
+    assert.strictEqual(result.status, 0, result.stderr);
+    assert.strictEqual(JSON.parse(result.stdout.trim()), 'ERR_SEMAPHORE_TIMEOUT');
   });
 });
