@@ -70,20 +70,26 @@ const IntrinsicPromise = [kPromisePrototype.constructor, Promise].find(
 );
 const promiseThen = uncurry(kPromisePrototype.then);
 
+/**
+ * The clock of @sinonjs/fake-timers (which jest's modern timers are) where
+ * `f` is one of its fakes, each marked with its clock (`.clock`); else
+ * undefined.
+ */
+const fakeClockOf = (f) => (typeof f === 'function' && f.clock !== null && typeof f.clock === 'object' ? f.clock : undefined);
+
 // Node's timers: a program's fake timers installed later (sinon's) neither
 // fire a parked take's timeout nor keep it from firing (lib/line.js), as
 // they do not the waits of the word. Installed before the package loads on
 // Node's own global, @sinonjs/fake-timers (11 and later) replace the timers
-// module's functions too, with the global's fakes, each marked with its
-// clock, which keeps the module's own (`timersModuleMethods`): those, then.
+// module's functions too, with the global's fakes, which keep the module's
+// own on their clock (`timersModuleMethods`): those, then.
 const timers = require('timers');
 const realTimer = (name) => {
-  const found = timers[name];
-  const clock = typeof found === 'function' ? found.clock : undefined;
-  const saved = clock !== null && typeof clock === 'object' && Array.isArray(clock.timersModuleMethods)
+  const clock = fakeClockOf(timers[name]);
+  const saved = clock !== undefined && Array.isArray(clock.timersModuleMethods)
     ? clock.timersModuleMethods.find((entry) => entry !== null && typeof entry === 'object' && entry.methodName === name)
     : undefined;
-  return saved !== undefined && typeof saved.original === 'function' ? saved.original : found;
+  return saved !== undefined && typeof saved.original === 'function' ? saved.original : timers[name];
 };
 const setTimer = realTimer('setTimeout');
 const clearTimer = realTimer('clearTimeout');
@@ -107,13 +113,13 @@ const objectKeys = Object.keys;
 // that (@sinonjs/fake-timers, which jest's modern timers are) replace
 // process.hrtime with a clock that stands still until the test ticks it,
 // where the waits under a deadline (the engine's, Node's timers) run in
-// real time: a deadline, or a hand-over's grace, would never come. They mark
-// each fake with its clock (`.clock`); under one the clock is
-// process.uptime()'s instead, the same clock, which they leave real (~500
-// instructions a call more: one call per take that waits).
+// real time: a deadline, or a hand-over's grace, would never come. Under
+// such a fake (fakeClockOf) the clock is process.uptime()'s instead, the
+// same clock, which they leave real (~500 instructions a call more: one
+// call per take that waits).
 const hrtime = process.hrtime;
 const uptime = process.uptime;
-const hrtimeFaked = hrtime.clock !== undefined && hrtime.clock !== null;
+const hrtimeFaked = fakeClockOf(hrtime) !== undefined;
 
 /** The time, in milliseconds, on a clock that never goes back (differences only). */
 const monotonicNow = hrtimeFaked

@@ -63,7 +63,11 @@ var isModuleOfCache = function (M) { return typeof M === 'function' && M._cache 
 var Module = isModuleOfCache(module.constructor) ? module.constructor : require('module');
 var cache = isModuleOfCache(Module) ? require.cache : null;
 var files = {};
-for (var name in sources) files[path.join(__dirname, name)] = sources[name];
+/** Makes the modules of a bundle (by name, relative to the package) modules of this one. */
+var register = function (modules) {
+  for (var name in modules) files[path.join(__dirname, name)] = modules[name];
+};
+register(sources);
 
 // The files of lib.bundle.js (LATER), and index.js's function that runs it
 // with its code cache: runLater(use) calls use(sources), sources null where
@@ -94,7 +98,7 @@ var loadLater = (function loadLater(filename) {
   var run = runLater;
   runLater = null;
   return run((function (later) {
-    if (later !== null) for (var name in later) files[path.join(__dirname, name)] = later[name];
+    if (later !== null) register(later);
     return files[filename] === undefined ? require(filename) : load(filename);
   }));
 });

@@ -66,6 +66,40 @@ describe('the published index.js loads from a code cache', function () {
     return found;
   }
 
+  /**
+   * What V8 compiles of `bundles` (file names in the package) in a run of
+   * `code` (which prints `works`) that finds the caches the run before it
+   * wrote under the same flags: V8's log of what it compiles
+   * (--log-function-events), on a main thread, and in a worker of a main
+   * thread that does not load the package. { main, worker }: the functions'
+   * names, each after its bundle's.
+   */
+  function compiledOnSecondRun(code, works, bundles) {
+    const log = path.join(staged, 'functions.log');
+    const flags = ['--log-function-events', `--logfile=${log}`, '--no-logfile-per-isolate'];
+    const inWorker = `
+      const { Worker } = require('worker_threads');
+      const code = ${JSON.stringify(code.replace('console.log(', 'require("worker_threads").parentPort.postMessage('))};
+      new Worker(code, { eval: true }).once('message', (line) => console.log(line));
+    `;
+    const compiled = {};
+    for (const [where, program] of [['main', code], ['worker', inWorker]]) {
+      fs.rmSync(cacheDir, { recursive: true, force: true });
+      load({ flags, code: program });
+      assert.deepStrictEqual(load({ flags, code: program }), works);
+      // script-details,<id>,<file>,...; function,<event>,<script id>,<start>,<end>,<time>,<timestamp>,<name>
+      const lines = fs.readFileSync(log, 'utf8').split('\n').map((line) => line.split(','));
+      fs.rmSync(log);
+      const files = bundles.map((name) => path.join(staged, name));
+      const scripts = new Map(lines.filter((f) => f[0] === 'script-details' && files.includes(f[2])).map((f) => [f[1], path.basename(f[2])]));
+      assert.deepStrictEqual([...new Set(scripts.values())].sort(), bundles.slice().sort(), `${where}: each bundle ran`);
+      compiled[where] = lines
+        .filter((f) => f[0] === 'function' && f[1] === 'interpreter' && scripts.has(f[2]))
+        .map((f) => `${scripts.get(f[2])}: ${f[7] || `@${f[3]}`}`);
+    }
+    return compiled;
+  }
+
   const WORKS = { woken: 1, value: 'ok', edited: false };
 
 // Loads the staged package, takes an AsyncLock, and prints what it saw.
@@ -115,29 +149,7 @@ const LOCK_WORKS = { ran: 1, held: true };
   });
 
   it('a thread that loads from the cache compiles none of the package\'s code, nor at its first waitAsync and notify', function () {
-    // V8's log of what it compiles (--log-function-events); the run before
-    // each writes the cache, under the same flags. On a main thread, and in
-    // a worker of a main thread that does not load the package.
-    const log = path.join(staged, 'functions.log');
-    const flags = ['--log-function-events', `--logfile=${log}`, '--no-logfile-per-isolate'];
-    const inWorker = `
-      const { Worker } = require('worker_threads');
-      const code = ${JSON.stringify(USE.replace('console.log(', 'require("worker_threads").parentPort.postMessage('))};
-      new Worker(code, { eval: true }).once('message', (line) => console.log(line));
-    `;
-    const compiled = {};
-    for (const [where, code] of [['main', USE], ['worker', inWorker]]) {
-      fs.rmSync(cacheDir, { recursive: true, force: true });
-      load({ flags, code });
-      assert.deepStrictEqual(load({ flags, code }), WORKS);
-      // script-details,<id>,<file>,...; function,<event>,<script id>,<start>,<end>,<time>,<timestamp>,<name>
-      const lines = fs.readFileSync(log, 'utf8').split('\n').map((line) => line.split(','));
-      fs.rmSync(log);
-      const bundleScripts = new Set(lines.filter((f) => f[0] === 'script-details' && f[2] === bundleFile).map((f) => f[1]));
-      assert.ok(bundleScripts.size > 0, `${where}: the bundle ran`);
-      compiled[where] = lines.filter((f) => f[0] === 'function' && f[1] === 'interpreter' && bundleScripts.has(f[2])).map((f) => f[7] || `@${f[3]}`);
-    }
-    assert.deepStrictEqual(compiled, { main: [], worker: [] });
+    assert.deepStrictEqual(compiledOnSecondRun(USE, WORKS, ['index.bundle.js']), { main: [], worker: [] });
   });
 
   it('a thread\'s first class compiles lib.bundle.js with a cache of its own, written once its first take ran', function () {
@@ -175,31 +187,7 @@ const LOCK_WORKS = { ran: 1, held: true };
   });
 
   it('from the caches, a thread\'s first class and first take compile none of the package\'s code', function () {
-    // As for the load, with V8's log of what it compiles: the run before
-    // writes both caches under the same flags; on a main thread, and in a
-    // worker of a main thread that does not load the package.
-    const log = path.join(staged, 'functions.log');
-    const flags = ['--log-function-events', `--logfile=${log}`, '--no-logfile-per-isolate'];
-    const inWorker = `
-      const { Worker } = require('worker_threads');
-      const code = ${JSON.stringify(USE_LOCK.replace('console.log(', 'require("worker_threads").parentPort.postMessage('))};
-      new Worker(code, { eval: true }).once('message', (line) => console.log(line));
-    `;
-    const compiled = {};
-    for (const [where, code] of [['main', USE_LOCK], ['worker', inWorker]]) {
-      fs.rmSync(cacheDir, { recursive: true, force: true });
-      load({ flags, code });
-      assert.deepStrictEqual(load({ flags, code }), LOCK_WORKS);
-      const lines = fs.readFileSync(log, 'utf8').split('\n').map((line) => line.split(','));
-      fs.rmSync(log);
-      const bundles = [bundleFile, path.join(staged, 'lib.bundle.js')];
-      const scripts = new Map(lines.filter((f) => f[0] === 'script-details' && bundles.includes(f[2])).map((f) => [f[1], path.basename(f[2])]));
-      assert.deepStrictEqual([...new Set(scripts.values())].sort(), ['index.bundle.js', 'lib.bundle.js'], `${where}: both bundles ran`);
-      compiled[where] = lines
-        .filter((f) => f[0] === 'function' && f[1] === 'interpreter' && scripts.has(f[2]))
-        .map((f) => `${scripts.get(f[2])}: ${f[7] || `@${f[3]}`}`);
-    }
-    assert.deepStrictEqual(compiled, { main: [], worker: [] });
+    assert.deepStrictEqual(compiledOnSecondRun(USE_LOCK, LOCK_WORKS, ['index.bundle.js', 'lib.bundle.js']), { main: [], worker: [] });
   });
 
   it('a lib.bundle.js cache that is not one (garbage, a changed bit in V8\'s data) is replaced, and the class works', function () {

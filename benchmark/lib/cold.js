@@ -48,9 +48,10 @@ const FRESH = true;
 
 // Each group's runs are made back to back, in this order in even rounds
 // and reversed in odd ones.
+const ENTRIES = ['empty', 'package', 'polyfill', 'class', 'checkout', 'builtins', 'perf-hooks'];
 const GROUPS = [
-  ['empty', 'package', 'polyfill', 'class', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'main')).concat([req('package', 'main', FRESH)]),
-  ['empty', 'package', 'polyfill', 'class', 'checkout', 'builtins', 'perf-hooks'].map((e) => req(e, 'worker'))
+  ENTRIES.map((e) => req(e, 'main')).concat([req('package', 'main', FRESH)]),
+  ENTRIES.map((e) => req(e, 'worker'))
     .concat([req('package', 'worker-after-main'), req('package', 'worker', FRESH)]),
   ['native', 'addon'].map((i) => prog('worker-notify', i)),
   ['native', 'addon'].map((i) => prog('wait-async', i)),
