@@ -85,11 +85,18 @@ const fakeClockOf = (f) => (typeof f === 'function' && f.clock !== null && typeo
 // own on their clock (`timersModuleMethods`): those, then.
 const timers = require('timers');
 const realTimer = (name) => {
-  const clock = fakeClockOf(timers[name]);
-  const saved = clock !== undefined && Array.isArray(clock.timersModuleMethods)
-    ? clock.timersModuleMethods.find((entry) => entry !== null && typeof entry === 'object' && entry.methodName === name)
-    : undefined;
-  return saved !== undefined && typeof saved.original === 'function' ? saved.original : timers[name];
+  let found = timers[name];
+  // (Clocks stack where a second install leaves Date alone: each keeps the
+  // one below's fake. A few at most.)
+  for (let depth = 0; depth < 8; depth++) {
+    const clock = fakeClockOf(found);
+    const saved = clock !== undefined && Array.isArray(clock.timersModuleMethods)
+      ? clock.timersModuleMethods.find((entry) => entry !== null && typeof entry === 'object' && entry.methodName === name)
+      : undefined;
+    if (saved === undefined || typeof saved.original !== 'function') break;
+    found = saved.original;
+  }
+  return found;
 };
 const setTimer = realTimer('setTimeout');
 const clearTimer = realTimer('clearTimeout');

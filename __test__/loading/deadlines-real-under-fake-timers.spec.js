@@ -31,6 +31,14 @@ const FREEZE = `
   fakeClearTimeout.clock = clock;
   timers.setTimeout = globalThis.setTimeout = fakeSetTimeout;
   timers.clearTimeout = globalThis.clearTimeout = fakeClearTimeout;
+  if (process.env.STACKED) {
+    // A second install over the first (one that leaves Date alone): its
+    // clock keeps the first's fakes as the module's own.
+    const second = { timersModuleMethods: [{ methodName: 'setTimeout', original: fakeSetTimeout }, { methodName: 'clearTimeout', original: fakeClearTimeout }] };
+    const again = (f) => Object.assign((...args) => f(...args), { clock: second });
+    timers.setTimeout = globalThis.setTimeout = again(fakeSetTimeout);
+    timers.clearTimeout = globalThis.clearTimeout = again(fakeClearTimeout);
+  }
   Object.defineProperty(globalThis, 'performance', { value: { now: () => 0, timeOrigin: now }, configurable: true, writable: true });
 `;
 
@@ -54,7 +62,13 @@ describe('deadlines under fake timers installed before the package loads', funct
     assert.deepStrictEqual(JSON.parse(result.stdout.trim()), { blocking: false, acquired: false, opened: false });
   });
 
-  it('an async take waiting behind another times out (its timer is Node\'s own)', function () {
+  for (const stacked of [false, true]) {
+    it(`an async take waiting behind another times out (its timer is Node's own)${stacked ? ', under two clocks stacked' : ''}`, function () {
+      inFreshNodeTimesOut(stacked);
+    });
+  }
+
+  function inFreshNodeTimesOut(stacked) {
     const result = runNode(['-e', `${FREEZE}
       const api = require(${JSON.stringify(root)});
       const semaphore = new api.Semaphore(1);
@@ -64,9 +78,9 @@ describe('deadlines under fake timers installed before the package loads', funct
         () => console.log(JSON.stringify('acquired')),
         (error) => { console.log(JSON.stringify(error.code)); process.exit(0); }
       );
-    `], { timeout: 20000 });
+    `], { timeout: 20000, env: { ...process.env, STACKED: stacked ? '1' : '' } });
     assert.strictEqual(result.signal, null, `killed (${result.signal}): the timeout never came`);
     assert.strictEqual(result.status, 0, result.stderr);
     assert.strictEqual(JSON.parse(result.stdout.trim()), 'ERR_SEMAPHORE_TIMEOUT');
-  });
+  }
 });
